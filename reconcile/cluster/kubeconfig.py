@@ -1,0 +1,77 @@
+"""Connection settings the way kubectl users expect them (live backend only).
+
+Order: `--kubeconfig`, then `$KUBECONFIG` (colon-separated list, merged), then `~/.kube/config`
+when it exists, then the in-cluster service account when running in a Pod.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubernetes import client, config
+
+from reconcile.cluster.errors import ApiError
+
+
+class NoConfiguration(ApiError):
+    """No usable cluster configuration (not an HTTP error: status 0)."""
+
+    status = 0
+    default_reason = "NoConfiguration"
+
+
+@dataclass(frozen=True)
+class Connection:
+    configuration: client.Configuration
+    source: str  # where the settings came from, for logs: a path or "in-cluster"
+    context: str | None
+
+
+def _in_cluster() -> bool:
+    return (
+        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
+    )
+
+
+def load_connection(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+    configuration = client.Configuration()
+    env_paths = os.environ.get("KUBECONFIG", "")
+    default_path = Path("~/.kube/config").expanduser()
+    source: str | None = None
+    if kubeconfig:
+        source = kubeconfig
+    elif env_paths.strip():
+        source = env_paths
+    elif default_path.exists():
+        source = str(default_path)
+    try:
+        if source is not None:
+            config.load_kube_config(
+                config_file=source,
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+        elif _in_cluster():
+            if context:
+                raise NoConfiguration(
+                    f"--context {context!r} needs a kubeconfig; none was found and the "
+                    "in-cluster service account has no contexts"
+                )
+            config.load_incluster_config(client_configuration=configuration)
+            source = "in-cluster"
+        else:
+            raise NoConfiguration(
+                "no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
+                "~/.kube/config, or run in a Pod with a service account"
+            )
+    except config.ConfigException as exc:
+        raise NoConfiguration(f"kubeconfig {source or 'in-cluster'}: {exc}") from exc
+    except OSError as exc:
+        raise NoConfiguration(f"kubeconfig {source}: {exc}") from exc
+    # Retries are ours (reads only, honouring Retry-After); urllib3 must not retry on its own.
+    configuration.retries = False
+    return Connection(configuration=configuration, source=source, context=context)

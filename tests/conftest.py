@@ -1,0 +1,79 @@
+"""Fixtures shared by every tier: the real control plane, the two backends, namespaces.
+
+The real control plane tier is never skipped unless RECONCILE_SKIP_CONTROL_PLANE=1 is set
+explicitly, and never in CI (CI=true makes that variable an error).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.kubeconfig import load_connection
+from reconcile.cluster.live import LiveCluster
+from tests.support.backends import Backend
+from tests.support.controlplane import (
+    ADMIN_USER,
+    TESTED_USER,
+    ControlPlane,
+    ControlPlaneError,
+    build,
+)
+
+SKIP_VARIABLE = "RECONCILE_SKIP_CONTROL_PLANE"
+
+
+def _skip_requested() -> bool:
+    return os.environ.get(SKIP_VARIABLE, "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    if _skip_requested():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{SKIP_VARIABLE} is set but CI never skips the control plane tier")
+        pytest.skip(f"{SKIP_VARIABLE}=1: the real control plane tier is opted out")
+    try:
+        plane = ControlPlane(build())
+        plane.start()
+    except (ControlPlaneError, OSError) as exc:
+        pytest.fail(f"the real control plane could not be started: {exc}", pytrace=False)
+    yield plane
+    plane.stop()
+
+
+def _live(plane: ControlPlane, user: str) -> LiveCluster:
+    connection = load_connection(str(plane.kubeconfig), context=user)
+    return LiveCluster(connection.configuration)
+
+
+@pytest.fixture(params=["memory", pytest.param("live", marks=pytest.mark.controlplane)])
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == "memory":
+        from reconcile.cluster.memory import MemoryCluster
+
+        store = MemoryCluster()
+        yield Backend("memory", cluster=store.with_own_stats(), admin=store)
+        return
+    plane: ControlPlane = request.getfixturevalue("control_plane")
+    tested, admin = _live(plane, TESTED_USER), _live(plane, ADMIN_USER)
+    yield Backend("live", cluster=tested, admin=admin, plane=plane)
+    tested.close()
+    admin.close()
+
+
+@pytest.fixture
+def namespace(backend: Backend) -> Iterator[str]:
+    """A namespace of the test's own, deleted afterwards (without waiting)."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    namespaces = backend.admin.discover("v1", "namespaces")
+    backend.admin.create(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    try:
+        backend.admin.delete(namespaces, name)
+    except ApiError:
+        pass
