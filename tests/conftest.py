@@ -6,6 +6,7 @@ explicitly, and never in CI (CI=true makes that variable an error).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -71,9 +72,9 @@ def namespace(backend: Backend) -> Iterator[str]:
     """A namespace of the test's own, deleted afterwards (without waiting)."""
     name = f"t-{uuid.uuid4().hex[:10]}"
     namespaces = backend.admin.discover("v1", "namespaces")
-    backend.admin.create(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    backend.admin.create(
+        namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     yield name
-    try:
+    with contextlib.suppress(ApiError):
         backend.admin.delete(namespaces, name)
-    except ApiError:
-        pass

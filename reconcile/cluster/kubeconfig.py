@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kubernetes import client, config
+from kubernetes.config.incluster_config import InClusterConfigLoader
 
 from reconcile.cluster.errors import ApiError
 
@@ -29,14 +30,21 @@ class Connection:
     context: str | None
 
 
-def _in_cluster() -> bool:
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def _in_cluster(service_account_dir: Path) -> bool:
     return (
-        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
+        bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (service_account_dir / "token").exists()
     )
 
 
-def load_connection(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+def load_connection(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+) -> Connection:
     configuration = client.Configuration()
     env_paths = os.environ.get("KUBECONFIG", "")
     default_path = Path("~/.kube/config").expanduser()
@@ -55,13 +63,16 @@ def load_connection(kubeconfig: str | None = None, context: str | None = None) -
                 client_configuration=configuration,
                 persist_config=False,
             )
-        elif _in_cluster():
+        elif _in_cluster(service_account_dir):
             if context:
                 raise NoConfiguration(
                     f"--context {context!r} needs a kubeconfig; none was found and the "
                     "in-cluster service account has no contexts"
                 )
-            config.load_incluster_config(client_configuration=configuration)
+            InClusterConfigLoader(
+                token_filename=str(service_account_dir / "token"),
+                cert_filename=str(service_account_dir / "ca.crt"),
+            ).load_and_set(configuration)
             source = "in-cluster"
         else:
             raise NoConfiguration(

@@ -68,7 +68,7 @@ class LiveCluster:
             log.debug("TLS verification is off for %s", configuration.host)
         self._api = client.ApiClient(configuration)
         self._api.user_agent = "reconcile"
-        self._limiter = TokenBucket(self.options.qps, self.options.burst)
+        self._limiter = TokenBucket(self.options.qps, self.options.burst, sleep=sleep)
         self._sleep = sleep
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}

@@ -45,7 +45,7 @@ class Requirement:
         if self.operator == "DoesNotExist":
             return f"!{self.key}"
         op = "in" if self.operator == "In" else "notin"
-        return f"{self.key} {op} ({','.join(sorted(self.values))})"
+        return f"{self.key} {op} ({','.join(self.values)})"
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,11 @@ def parse_label_selector(text: str | None) -> LabelSelector:
         if set_match:
             key = _check_key(set_match["key"], where)
             values = tuple(
-                _check_value(v.strip(), where) for v in set_match["values"].split(",") if v.strip()
+                sorted(
+                    _check_value(v.strip(), where)
+                    for v in set_match["values"].split(",")
+                    if v.strip()
+                )
             )
             if not values:
                 raise SelectorError(f"{where}: {part!r} needs at least one value")
@@ -181,7 +185,7 @@ def label_selector_from_spec(spec: Any, where: str = "selector") -> LabelSelecto
             raise SelectorError(
                 f"{at}.operator: {op!r} is not one of In, NotIn, Exists, DoesNotExist"
             )
-        values = tuple(str(v) for v in (expr.get("values") or []))
+        values = tuple(sorted(str(v) for v in (expr.get("values") or [])))
         if op in ("In", "NotIn") and not values:
             raise SelectorError(f"{at}.values: required for operator {op}")
         if op in ("Exists", "DoesNotExist") and values:

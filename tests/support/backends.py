@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,9 +53,7 @@ class Backend:
         return counts
 
     def mutations_since(self, mark: Mark) -> Counter[str]:
-        return Counter(
-            {v: n for v, n in self.requests_since(mark).items() if v in MUTATING_VERBS}
-        )
+        return Counter({v: n for v, n in self.requests_since(mark).items() if v in MUTATING_VERBS})
 
     def resource(self, api_version: str, name: str) -> ResourceInfo:
         return self.admin.discover(api_version, name)
@@ -75,10 +74,8 @@ class Backend:
         )
 
     def delete_quietly(self, resource: ResourceInfo, name: str, namespace: str | None) -> None:
-        try:
+        with contextlib.suppress(ApiError):
             self.admin.delete(resource, name, namespace=namespace)
-        except ApiError:
-            pass
 
 
 def crd_manifest(

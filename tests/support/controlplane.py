@@ -107,7 +107,9 @@ class ControlPlane:
         self._write_credentials()
         # etcd's data on tmpfs when there is one: fsync on disk is what makes etcd slow.
         shm = Path("/dev/shm")
-        etcd_data = Path(tempfile.mkdtemp(prefix="reconcile-etcd-", dir=shm if shm.is_dir() else None))
+        etcd_data = Path(
+            tempfile.mkdtemp(prefix="reconcile-etcd-", dir=shm if shm.is_dir() else None)
+        )
         self._spawn(
             "etcd",
             [
@@ -171,9 +173,7 @@ class ControlPlane:
             TESTED_USER: secrets.token_hex(16),
             "controller-manager": secrets.token_hex(16),
         }
-        lines = [
-            f'{token},{user},{user},"system:masters"' for user, token in self.tokens.items()
-        ]
+        lines = [f'{token},{user},{user},"system:masters"' for user, token in self.tokens.items()]
         (w / "tokens.csv").write_text("\n".join(lines) + "\n")
         (w / "audit-policy.yaml").write_text(AUDIT_POLICY)
         subprocess.run(
@@ -226,13 +226,16 @@ class ControlPlane:
                     raise ControlPlaneError(
                         f"{name} exited with {process.returncode}:\n{self.log_tail(name)}"
                     )
-            if self.request("/readyz", context) == 200 and self.request(
-                "/api/v1/namespaces/default", context
-            ) == 200:
+            if (
+                self.request("/readyz", context) == 200
+                and self.request("/api/v1/namespaces/default", context) == 200
+            ):
                 return
             last = f"readyz not 200 after {timeout - (deadline - time.monotonic()):.0f}s"
             time.sleep(0.2)
-        raise ControlPlaneError(f"kube-apiserver not ready: {last}\n{self.log_tail('kube-apiserver')}")
+        raise ControlPlaneError(
+            f"kube-apiserver not ready: {last}\n{self.log_tail('kube-apiserver')}"
+        )
 
     def request(self, path: str, context: ssl.SSLContext) -> int:
         req = urllib.request.Request(

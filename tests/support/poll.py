@@ -10,7 +10,7 @@ T = TypeVar("T")
 
 
 def eventually(
-    check: Callable[[], T], *, timeout: float = 30.0, interval: float = 0.05, what: str = ""
+    check: Callable[[], T | None], *, timeout: float = 30.0, interval: float = 0.05, what: str = ""
 ) -> T:
     """Call `check` until it returns a truthy value without raising; return that value.
 

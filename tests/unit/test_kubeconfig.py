@@ -1,0 +1,100 @@
+"""Where the connection settings come from, in kubectl's order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reconcile.cluster.kubeconfig import NoConfiguration, load_connection
+
+
+def write_kubeconfig(path: Path, server: str, *, contexts: tuple[str, ...] = ("main",)) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": c, "cluster": {"server": f"{server}/{c}"}} for c in contexts],
+        "users": [{"name": c, "user": {"token": f"token-{c}"}} for c in contexts],
+        "contexts": [{"name": c, "context": {"cluster": c, "user": c}} for c in contexts],
+        "current-context": contexts[0],
+    }
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def test_flag_wins_over_environment_and_home(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flag = write_kubeconfig(clean_env / "flag", "https://flag")
+    monkeypatch.setenv("KUBECONFIG", write_kubeconfig(clean_env / "env", "https://env"))
+    (clean_env / "home" / ".kube").mkdir()
+    write_kubeconfig(clean_env / "home" / ".kube" / "config", "https://home")
+    connection = load_connection(flag)
+    assert connection.configuration.host == "https://flag/main"
+    assert connection.source == flag
+
+
+def test_environment_then_home(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (clean_env / "home" / ".kube").mkdir()
+    write_kubeconfig(clean_env / "home" / ".kube" / "config", "https://home")
+    assert load_connection().configuration.host == "https://home/main"
+    monkeypatch.setenv("KUBECONFIG", write_kubeconfig(clean_env / "env", "https://env"))
+    connection = load_connection()
+    assert connection.configuration.host == "https://env/main"
+    assert connection.configuration.api_key["BearerToken"] == "Bearer token-main"
+
+
+def test_kubeconfig_list_in_the_environment_is_merged(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = write_kubeconfig(clean_env / "a", "https://a", contexts=("one",))
+    second = write_kubeconfig(clean_env / "b", "https://b", contexts=("two",))
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{second}")
+    assert load_connection(context="two").configuration.host == "https://b/two"
+
+
+def test_context_selects_cluster_and_user(clean_env: Path) -> None:
+    path = write_kubeconfig(clean_env / "k", "https://s", contexts=("one", "two"))
+    connection = load_connection(path, context="two")
+    assert connection.configuration.host == "https://s/two"
+    assert connection.configuration.api_key["BearerToken"] == "Bearer token-two"
+
+
+def test_unknown_context_names_it(clean_env: Path) -> None:
+    path = write_kubeconfig(clean_env / "k", "https://s")
+    with pytest.raises(NoConfiguration, match="nope"):
+        load_connection(path, context="nope")
+
+
+def test_missing_file_names_it(clean_env: Path) -> None:
+    with pytest.raises(NoConfiguration, match="does-not-exist"):
+        load_connection(str(clean_env / "does-not-exist"))
+
+
+def test_nothing_configured_says_what_to_do(clean_env: Path) -> None:
+    with pytest.raises(NoConfiguration, match="--kubeconfig"):
+        load_connection(service_account_dir=clean_env / "no-sa")
+
+
+def test_in_cluster_service_account(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sa = clean_env / "sa"
+    sa.mkdir()
+    (sa / "token").write_text("pod-token")
+    (sa / "ca.crt").write_text("not a real CA, only read as a path")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    connection = load_connection(service_account_dir=sa)
+    assert connection.source == "in-cluster"
+    assert connection.configuration.host == "https://10.0.0.1:443"
+    assert connection.configuration.api_key["BearerToken"].lower() == "bearer pod-token"
+    assert connection.configuration.ssl_ca_cert == str(sa / "ca.crt")
