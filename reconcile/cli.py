@@ -6,6 +6,7 @@ No Kubernetes logic lives here.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,8 +14,17 @@ import typer
 from reconcile import __version__
 from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError
-from reconcile.config import ConnectionSettings, LogFormat, LoggingSettings, LogLevel, RunConfig
+from reconcile.config import (
+    ConnectionSettings,
+    LogFormat,
+    LoggingSettings,
+    LogLevel,
+    ReconcileSettings,
+    RunConfig,
+)
 from reconcile.logs import configure_logging
+from reconcile.runner.run import Runner
+from reconcile.runner.summary import log_summary
 
 log = logging.getLogger("reconcile")
 
@@ -65,6 +75,45 @@ def run(
         LogFormat,
         typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
     ] = LogFormat.TEXT,
+    controllers: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--controllers",
+            help="A YAML file or directory of controllers (repeatable). They replace cluster "
+            "controllers of the same name.",
+        ),
+    ] = None,
+    controller: Annotated[
+        list[str] | None,
+        typer.Option("--controller", help="Run only this controller (repeatable)."),
+    ] = None,
+    cluster_controllers: Annotated[
+        bool,
+        typer.Option(
+            "--cluster-controllers/--no-cluster-controllers",
+            help="Also run the controllers defined in the cluster.",
+        ),
+    ] = True,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Call the hooks and report what would change; send no writes."
+        ),
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
+    max_duration: Annotated[
+        float,
+        typer.Option(
+            "--max-duration",
+            help="The run's time budget in seconds: passes continue (waits, resyncs) within it.",
+        ),
+    ] = 300.0,
+    poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--poll-interval", help="Seconds between passes while waiting on the cluster."
+        ),
+    ] = 2.0,
     version: Annotated[
         bool,
         typer.Option(
@@ -81,15 +130,25 @@ def run(
             request_timeout=request_timeout,
         ),
         logging=LoggingSettings(level=log_level, format=log_format),
+        reconcile=ReconcileSettings(
+            controller_paths=tuple(str(p) for p in controllers or []),
+            only_controllers=frozenset(controller or []),
+            controllers_from_cluster=cluster_controllers,
+            dry_run=dry_run,
+            workers=workers,
+            max_duration=max_duration,
+            poll_interval=poll_interval,
+        ),
     )
     configure_logging(config.logging)
     try:
         cluster = connect_live(config.connection)
-        cluster.discover("v1", "namespaces")
+        result = Runner(cluster, config.reconcile).run()
     except ApiError as exc:
         log.error("cannot reach the cluster: %s", exc.message)
         raise typer.Exit(1) from exc
-    log.info("connected", extra={"requests": cluster.stats.by_verb()})
+    log_summary(result)
+    raise typer.Exit(1 if result.errors else 0)
 
 
 def main() -> None:

@@ -36,6 +36,21 @@ class LoggingSettings:
 
 
 @dataclass(frozen=True)
+class ReconcileSettings:
+    """What a run reconciles and how hard it tries."""
+
+    controller_paths: tuple[str, ...] = ()
+    only_controllers: frozenset[str] = frozenset()
+    controllers_from_cluster: bool = True
+    dry_run: bool = False
+    workers: int = 8
+    max_duration: float = 300.0  # the run's time budget, seconds
+    poll_interval: float = 2.0  # between passes while waiting on the cluster
+    page_size: int = 500
+
+
+@dataclass(frozen=True)
 class RunConfig:
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
+    reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)

@@ -54,6 +54,11 @@ class LabelSelector:
 
     requirements: tuple[Requirement, ...] = ()
 
+    @classmethod
+    def from_labels(cls, labels: dict[str, str]) -> LabelSelector:
+        """The selector matching exactly these labels (`matchLabels`)."""
+        return cls(tuple(Requirement(k, "Equals", (v,)) for k, v in sorted(labels.items())))
+
     def matches_labels(self, labels: dict[str, str]) -> bool:
         return all(r.matches(labels) for r in self.requirements)
 

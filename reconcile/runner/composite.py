@@ -1,0 +1,214 @@
+"""One pass of one CompositeController: resolve its resources, then sync every parent."""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from reconcile.api.composite import CompositeController
+from reconcile.api.hooks import HookSpec
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.protocol import Cluster
+from reconcile.engine.composite import (
+    ChildType,
+    Context,
+    Mode,
+    PlanError,
+    claim_children,
+    customize_request,
+    finalizer_actions,
+    mode_for,
+    parent_selector,
+    plan_parent,
+    sync_request,
+)
+from reconcile.engine.keys import relative_key
+from reconcile.engine.responses import (
+    RelatedRule,
+    ResponseError,
+    parse_customize_response,
+    parse_sync_response,
+)
+from reconcile.hooks import HookCaller, HookError
+from reconcile.objects.meta import Obj, identity, name_of, namespace_of
+from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.execute import Executor
+from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
+from reconcile.runner.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+class ControllerError(Exception):
+    """The controller as a whole cannot run this pass (e.g. an unknown resource)."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    parent: ResourceInfo
+    children: tuple[ChildType, ...]
+
+
+def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
+    where = f"CompositeController {controller.name}"
+    rule = controller.parent
+    try:
+        parent = cluster.discover(rule.api_version, rule.resource)
+    except ApiError as exc:
+        raise ControllerError(f"{where}: spec.parentResource: {exc.message}") from exc
+    if not parent.has_status:
+        raise ControllerError(
+            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource; "
+            "add `subresources: {status: {}}` to its CRD version"
+        )
+    if controller.rolling:
+        raise ControllerError(
+            f"{where}: spec.childResources: rolling update methods (RollingRecreate, "
+            "RollingInPlace) are not supported by this version"
+        )
+    children = []
+    for i, child_rule in enumerate(controller.children):
+        try:
+            info = cluster.discover(child_rule.api_version, child_rule.resource)
+        except ApiError as exc:
+            raise ControllerError(f"{where}: spec.childResources[{i}]: {exc.message}") from exc
+        if parent.namespaced and not info.namespaced:
+            raise ControllerError(
+                f"{where}: spec.childResources[{i}]: {info.group_resource} is cluster-scoped "
+                f"and the parent {parent.group_resource} is namespaced"
+            )
+        children.append(ChildType(child_rule, info))
+    return Resolved(parent, tuple(children))
+
+
+class CompositeRunner:
+    """Syncs the parents of one controller in one pass, `workers` at a time."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        hooks: HookCaller,
+        executor: Executor,
+        snapshot: Snapshot,
+        workers: int,
+    ) -> None:
+        self.cluster = cluster
+        self.hooks = hooks
+        self.executor = executor
+        self.snapshot = snapshot
+        self.workers = max(1, workers)
+
+    def run(self, controller: CompositeController) -> ControllerResult:
+        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        try:
+            resolved = resolve(self.cluster, controller)
+            parents = self.snapshot.objects(resolved.parent)
+        except (ControllerError, ApiError) as exc:
+            result.errors.append(str(exc))
+            return result
+        work = [(p, mode_for(controller, p)) for p in parents]
+        work = [(p, m) for p, m in work if m is not Mode.SKIP]
+        if self.workers == 1 or len(work) <= 1:
+            result.parents = [self._sync(controller, resolved, p, m) for p, m in work]
+        else:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="parent") as pool:
+                result.parents = list(
+                    pool.map(lambda pm: self._sync(controller, resolved, *pm), work)
+                )
+        return result
+
+    # -- one parent ----------------------------------------------------------------------------
+
+    def _sync(
+        self, controller: CompositeController, resolved: Resolved, parent: Obj, mode: Mode
+    ) -> ParentResult:
+        result = ParentResult(controller.name, identity(parent), mode.value)
+        ctx = Context(controller, parent, resolved.parent, resolved.children)
+        try:
+            self._sync_parent(ctx, mode, result)
+        except (HookError, ResponseError, PlanError, ApiError) as exc:
+            message = str(exc)
+            result.errors.append(message)
+            log.warning("%s: %s", result.parent, message)
+            self.executor.record_event(parent, "SyncError", message)
+        if any(a.error for a in result.actions):
+            failed = next(a for a in result.actions if a.error)
+            message = f"{failed.action.describe()} failed: {failed.error}"
+            result.errors.append(message)
+            self.executor.record_event(parent, "SyncError", message)
+        return result
+
+    def _sync_parent(self, ctx: Context, mode: Mode, result: ParentResult) -> None:
+        if mode is Mode.REMOVE_FINALIZER:
+            result.actions = self.executor.execute(finalizer_actions(ctx, mode))
+            return
+        selector = parent_selector(ctx)
+        related = self._related(ctx, result)
+        candidates = {
+            t.key: self.snapshot.in_namespace(
+                t.resource, namespace_of(ctx.parent) if ctx.namespaced else None
+            )
+            for t in ctx.child_types
+        }
+        claims = claim_children(ctx, selector, candidates)
+        finalizing = mode is Mode.FINALIZE
+        hook = ctx.controller.hooks.finalize if finalizing else ctx.controller.hooks.sync
+        assert hook is not None
+        response = self._call(hook, sync_request(ctx, claims, related, finalizing), result)
+        sync = parse_sync_response(response, hook.name)
+        result.resync_after = sync.resync_after
+        plan = plan_parent(ctx, mode, selector, claims, sync)
+        result.waits = plan.waits
+        result.actions = self.executor.execute(plan.actions)
+
+    def _call(
+        self, hook: HookSpec, request: dict[str, Any], result: ParentResult
+    ) -> dict[str, Any]:
+        started = time.monotonic()
+        try:
+            outcome = self.hooks.call(hook, request)
+        except HookError as exc:
+            elapsed = time.monotonic() - started
+            result.hooks.append(
+                HookCall(hook.name, hook.target, Outcome.FAILED, elapsed, exc.message)
+            )
+            raise
+        result.hooks.append(
+            HookCall(
+                hook.name,
+                hook.target,
+                Outcome.CACHED if outcome.cached else Outcome.OK,
+                outcome.duration,
+            )
+        )
+        return outcome.response
+
+    def _related(self, ctx: Context, result: ParentResult) -> dict[str, dict[str, Obj]]:
+        hook = ctx.controller.hooks.customize
+        if hook is None:
+            return {}
+        rules = parse_customize_response(self._call(hook, customize_request(ctx), result))
+        related: dict[str, dict[str, Obj]] = {}
+        for i, rule in enumerate(rules):
+            try:
+                resource = self.cluster.discover(rule.api_version, rule.resource)
+            except ApiError as exc:
+                raise ResponseError("customize", [f"relatedResources[{i}]: {exc.message}"]) from exc
+            group = related.setdefault(resource.key, {})
+            for obj in self._select_related(ctx, resource, rule):
+                group[relative_key(ctx.namespaced, obj)] = obj
+        return related
+
+    def _select_related(self, ctx: Context, resource: ResourceInfo, rule: RelatedRule) -> list[Obj]:
+        namespace: str | None = None
+        if resource.namespaced:
+            # A namespaced parent sees related objects of its own namespace only.
+            namespace = namespace_of(ctx.parent) if ctx.namespaced else rule.namespace
+        objects = self.snapshot.in_namespace(resource, namespace)
+        if rule.selector is not None:
+            return [o for o in objects if rule.selector.matches(o)]
+        names = set(rule.names)
+        return [o for o in objects if not names or name_of(o) in names]

@@ -1,0 +1,116 @@
+"""What a run did (or, dry, would do): the material for logs and reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from reconcile.engine.actions import Action
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    CACHED = "cached"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class HookCall:
+    hook: str  # sync, finalize, customize
+    target: str  # URL or command line
+    outcome: Outcome
+    duration: float
+    error: str = ""
+
+
+@dataclass
+class ActionResult:
+    action: Action
+    applied: bool  # False in dry-run, or when the request failed
+    error: str = ""
+
+
+@dataclass
+class ParentResult:
+    controller: str
+    parent: str  # `Kind namespace/name`
+    mode: str
+    hooks: list[HookCall] = field(default_factory=list)
+    actions: list[ActionResult] = field(default_factory=list)
+    waits: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    resync_after: float | None = None
+
+    @property
+    def writes(self) -> int:
+        return sum(1 for a in self.actions if a.applied)
+
+
+@dataclass
+class ControllerResult:
+    name: str
+    parents: list[ParentResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the controller as a whole could not run
+    resync_period: float | None = None
+
+
+@dataclass
+class PassResult:
+    number: int
+    controllers: list[ControllerResult] = field(default_factory=list)
+
+    def parents(self) -> list[ParentResult]:
+        return [p for c in self.controllers for p in c.parents]
+
+    @property
+    def writes(self) -> int:
+        return sum(p.writes for p in self.parents())
+
+    @property
+    def pending(self) -> int:
+        """Actions decided but not applied (dry-run, or failed)."""
+        return sum(1 for p in self.parents() for a in p.actions if not a.applied)
+
+    @property
+    def waits(self) -> list[str]:
+        return [w for p in self.parents() for w in p.waits]
+
+    @property
+    def errors(self) -> list[str]:
+        out = [e for c in self.controllers for e in c.errors]
+        return out + [e for p in self.parents() for e in p.errors]
+
+    def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
+        return Counter(
+            a.action.kind.value
+            for p in self.parents()
+            for a in p.actions
+            if applied is None or a.applied == applied
+        )
+
+    def hook_calls(self) -> int:
+        return sum(len(p.hooks) for p in self.parents())
+
+
+@dataclass
+class RunResult:
+    dry_run: bool
+    passes: list[PassResult] = field(default_factory=list)
+    load_errors: list[str] = field(default_factory=list)
+    due_next_run: list[str] = field(default_factory=list)  # resyncs past the budget
+    converged: bool = False
+    duration: float = 0.0
+    requests: dict[str, int] = field(default_factory=dict)
+    hook_calls: int = 0
+
+    @property
+    def errors(self) -> list[str]:
+        last = self.passes[-1].errors if self.passes else []
+        return self.load_errors + last
+
+    def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for p in self.passes:
+            total.update(p.actions_by_kind(applied))
+        return total
