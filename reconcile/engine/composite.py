@@ -35,7 +35,8 @@ class PlanError(ValueError):
     """The parent cannot be synced; `problems` says why. Nothing is changed for it."""
 
     def __init__(self, parent: Obj, problems: list[str]) -> None:
-        super().__init__(f"{identity(parent)}: " + "; ".join(problems))
+        super().__init__("; ".join(problems))
+        self.parent = parent
         self.problems = problems
 
 

@@ -131,13 +131,13 @@ class CompositeRunner:
             self._sync_parent(ctx, mode, result)
         except (HookError, ResponseError, PlanError, ApiError) as exc:
             message = str(exc)
-            result.errors.append(message)
+            result.errors.append(f"{result.parent}: {message}")
             log.warning("%s: %s", result.parent, message)
             self.executor.record_event(parent, "SyncError", message)
         if any(a.error for a in result.actions):
             failed = next(a for a in result.actions if a.error)
             message = f"{failed.action.describe()} failed: {failed.error}"
-            result.errors.append(message)
+            result.errors.append(f"{result.parent}: {message}")
             self.executor.record_event(parent, "SyncError", message)
         return result
 

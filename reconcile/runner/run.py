@@ -84,12 +84,8 @@ class Runner:
         result.duration = self.clock() - started
         result.requests = self.cluster.stats.by_verb()
         result.hook_calls = self.hooks.calls
-        if (
-            not result.passes[-1].writes
-            and not result.passes[-1].waits
-            and not self.settings.dry_run
-        ):
-            result.converged = True
+        last = result.passes[-1]
+        result.converged = not (last.writes or last.pending or last.waits or result.errors)
         return result
 
     def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:

@@ -32,10 +32,11 @@ class LoadedControllers:
 
 
 def yaml_documents(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
-    """(file, document index, object) for every object in a YAML file or directory tree
-    (`kind: List` flattened). Raises OSError / yaml.YAMLError naming the file."""
+    """(file, document index, object) for every object in a YAML file, or in the files of a
+    directory (not its subdirectories, like `kubectl apply -f DIR`); `kind: List` is flattened.
+    Raises OSError / yaml.YAMLError naming the file."""
     files = (
-        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+        sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
         if path.is_dir()
         else [path]
     )

@@ -1,0 +1,31 @@
+"""HelloWorld: one Pod per HelloWorld that says hello to `spec.who`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from hooklib import run  # noqa: E402
+
+
+def sync(request: dict[str, Any]) -> dict[str, Any]:
+    parent, children = request["parent"], request["children"]
+    who = parent.get("spec", {}).get("who", "World")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": parent["metadata"]["name"]},
+        "spec": {
+            "restartPolicy": "OnFailure",
+            "containers": [
+                {"name": "hello", "image": "busybox", "command": ["echo", f"Hello, {who}!"]}
+            ],
+        },
+    }
+    return {"status": {"pods": len(children["Pod.v1"])}, "children": [pod]}
+
+
+if __name__ == "__main__":
+    run({"sync": sync})

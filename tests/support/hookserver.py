@@ -1,0 +1,64 @@
+"""Real HTTP hook servers on loopback whose behaviour each test writes as a Python function."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Handler = Callable[[dict[str, Any]], dict[str, Any] | tuple[int, Any]]
+
+
+class HookServer(ThreadingHTTPServer):
+    """POST / with a JSON body → `handler(request)`; a dict answers 200, a (status, body)
+    tuple answers that status (a bytes body is sent as is). Requests are kept in `requests`."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.handler = handler
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def record(self, request: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: HookServer
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.server.record(request)
+        answer = self.server.handler(request)
+        status, body = (200, answer) if isinstance(answer, dict) else answer
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serve(handler: Handler) -> Iterator[HookServer]:
+    server = HookServer(handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
