@@ -1,8 +1,9 @@
 """Runs an example's hook functions either way `reconcile` can call them:
 
-    python3 hooks.py sync           # a local command hook: request JSON on stdin, response on stdout
-    python3 hooks.py --serve 8080   # webhooks on 127.0.0.1:8080: POST /sync, /customize, ...
-                                    # (port 0 picks a free port; the first line printed says which)
+    python3 hooks.py sync          # a local command hook: request JSON on stdin, response on
+                                   # stdout
+    python3 hooks.py --serve 8080  # webhooks on 127.0.0.1:8080: POST /sync, /customize, ...
+                                   # (port 0 picks a free port; the first line printed says which)
 
 Standard library only, so the examples run with any Python 3.
 """
@@ -20,7 +21,7 @@ Hook = Callable[[dict[str, Any]], dict[str, Any]]
 
 def serve(hooks: dict[str, Hook], port: int) -> None:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             hook = hooks.get(self.path.strip("/"))
             if hook is None:
                 self.send_error(404, f"no hook at {self.path}; try /{', /'.join(hooks)}")

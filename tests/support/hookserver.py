@@ -36,7 +36,7 @@ class HookServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: HookServer
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         self.server.record(request)
         answer = self.server.handler(request)
