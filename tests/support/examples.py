@@ -7,6 +7,7 @@ string equal to such a name is renamed, which keeps references (spec fields, sel
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import uuid
@@ -73,10 +74,8 @@ def load_example(backend: Backend, example: str, *files: str) -> LoadedExample:
 
 def _ensure_crd(backend: Backend, crd: Obj) -> None:
     crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-    try:
+    with contextlib.suppress(AlreadyExists):  # another test loaded the same example
         backend.admin.create(crds, crd)
-    except AlreadyExists:
-        pass
     spec = crd["spec"]
     eventually(
         lambda: backend.cluster.discover(

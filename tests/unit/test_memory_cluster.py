@@ -924,7 +924,7 @@ items:
     write(tmp_path / ".git" / "x.yaml", "not: [valid")
     write(tmp_path / "notes.txt", "ignored")
     cluster = MemoryCluster()
-    created = load_manifests(cluster, tmp_path)
+    created = load_manifests(cluster, tmp_path, recursive=True)
     assert [(o["kind"], o["metadata"]["name"]) for o in created] == [
         ("Namespace", "team"),
         ("CustomResourceDefinition", "widgets.example.com"),
@@ -1043,7 +1043,8 @@ def test_dump_layout_and_content(tmp_path: Path) -> None:
     dump_objects(everything, tmp_path / "all", include_builtin_namespaces=True)
     assert (tmp_path / "all" / "_cluster" / "namespaces" / "default.yaml").is_file()
     reloaded = MemoryCluster()
-    load_manifests(reloaded, tmp_path / "all")  # existing namespaces take the labels
+    # Existing namespaces take the labels.
+    load_manifests(reloaded, tmp_path / "all", recursive=True)
     default = reloaded.get(res(reloaded, "v1", "namespaces"), "default")
     assert default["metadata"]["labels"] == {"env": "dev"}
 
@@ -1052,7 +1053,7 @@ def test_dump_load_round_trip_is_stable(tmp_path: Path) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     dump_objects(populated(), first)
     reloaded = MemoryCluster()
-    load_manifests(reloaded, first)
+    load_manifests(reloaded, first, recursive=True)
     dump_objects(reloaded, second)
     assert tree(first) == tree(second)
     widgets = res(reloaded, "example.com/v1", "widgets")

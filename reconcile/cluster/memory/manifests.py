@@ -110,15 +110,16 @@ class _Doc:
     owners: list[_Doc] = field(default_factory=list)
 
 
-def manifest_files(path: Path) -> list[Path]:
-    """A file, or the manifest files under a directory (sorted; hidden entries skipped)."""
+def manifest_files(path: Path, recursive: bool = False) -> list[Path]:
+    """A file, or the manifest files in a directory (sorted; hidden entries skipped); its
+    subdirectories too when `recursive` (like `kubectl apply -f DIR -R`)."""
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise FileNotFoundError(f"no such file or directory: {path}")
     found = [
         p
-        for p in path.rglob("*")
+        for p in (path.rglob("*") if recursive else path.glob("*"))
         if p.suffix in MANIFEST_SUFFIXES
         and p.is_file()
         and not any(part.startswith(".") for part in p.relative_to(path).parts)
@@ -338,15 +339,17 @@ def _owners_first(docs: list[_Doc]) -> list[_Doc]:
     return ordered
 
 
-def load_manifests(cluster: Cluster, path: str | os.PathLike[str]) -> list[Obj]:
-    """Create every object in a manifest file or directory tree (`*.yaml`, `*.yml`, `*.json`,
+def load_manifests(
+    cluster: Cluster, path: str | os.PathLike[str], *, recursive: bool = False
+) -> list[Obj]:
+    """Create every object in a manifest file or directory (`*.yaml`, `*.yml`, `*.json`,
     multi-document, `kind: List` flattened). Namespaced objects without a namespace go to
     `default`. Raises `ManifestError` listing every failure after loading all the rest; returns
     the created objects."""
     root = Path(path)
     loading = _Loading(cluster)
     docs: list[_Doc] = []
-    for index, file in enumerate(manifest_files(root)):
+    for index, file in enumerate(manifest_files(root, recursive)):
         label = file.relative_to(root).as_posix() if root.is_dir() else str(file)
         docs += _read_documents(file, label, index, loading.failures)
     namespaces = [d for d in docs if _is_namespace(d)]
