@@ -12,10 +12,10 @@ from typing import Annotated
 import typer
 
 from reconcile import __version__
-from reconcile.cluster.connect import connect_live
-from reconcile.cluster.errors import ApiError
+from reconcile.app import main_job
 from reconcile.config import (
     ConnectionSettings,
+    LocalSettings,
     LogFormat,
     LoggingSettings,
     LogLevel,
@@ -23,15 +23,16 @@ from reconcile.config import (
     RunConfig,
 )
 from reconcile.logs import configure_logging
-from reconcile.runner.run import Runner
-from reconcile.runner.summary import log_summary
 
 log = logging.getLogger("reconcile")
 
 HELP = (
     "Run Metacontroller-style controllers once against a cluster, then exit.\n\n"
     "The connection follows kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, "
-    "then the in-cluster service account when running in a Pod."
+    "then the in-cluster service account when running in a Pod. --local runs against an "
+    "in-process cluster seeded from manifests instead.\n\n"
+    "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
+    "1 errors; 2 changes pending (--dry-run only)."
 )
 
 app = typer.Typer(
@@ -114,6 +115,27 @@ def run(
             "--poll-interval", help="Seconds between passes while waiting on the cluster."
         ),
     ] = 2.0,
+    local: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--local",
+            help="Run against an in-process cluster seeded from these manifests (CRDs, "
+            "controllers, parents, anything else) instead of a real one. Repeatable.",
+        ),
+    ] = None,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            help="With --local: write the resulting objects as YAML here (a GitOps preview).",
+        ),
+    ] = None,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive", "-R", help="Read --local and --controllers directories recursively."
+        ),
+    ] = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -138,17 +160,18 @@ def run(
             workers=workers,
             max_duration=max_duration,
             poll_interval=poll_interval,
+            recursive=recursive,
+        ),
+        local=LocalSettings(
+            manifest_paths=tuple(str(p) for p in local or []),
+            output_dir=str(output_dir) if output_dir else None,
         ),
     )
+    if output_dir and not local:
+        raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
     configure_logging(config.logging)
-    try:
-        cluster = connect_live(config.connection)
-        result = Runner(cluster, config.reconcile).run()
-    except ApiError as exc:
-        log.error("cannot reach the cluster: %s", exc.message)
-        raise typer.Exit(1) from exc
-    log_summary(result)
-    raise typer.Exit(1 if result.errors else 0)
+    _, code = main_job(config)
+    raise typer.Exit(int(code))
 
 
 def main() -> None:

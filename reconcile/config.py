@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -47,6 +47,22 @@ class ReconcileSettings:
     max_duration: float = 300.0  # the run's time budget, seconds
     poll_interval: float = 2.0  # between passes while waiting on the cluster
     page_size: int = 500
+    recursive: bool = False  # directories of --controllers and --local, like kubectl -R
+
+    def with_controller_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
+        return replace(self, controller_paths=self.controller_paths + paths)
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """The embedded default: an in-process cluster seeded from manifests instead of a real one."""
+
+    manifest_paths: tuple[str, ...] = ()
+    output_dir: str | None = None  # where the resulting objects are written as YAML
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.manifest_paths)
 
 
 @dataclass(frozen=True)
@@ -54,3 +70,4 @@ class RunConfig:
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
+    local: LocalSettings = field(default_factory=LocalSettings)

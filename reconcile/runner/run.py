@@ -47,6 +47,7 @@ class Runner:
             [Path(p) for p in self.settings.controller_paths],
             from_cluster=self.settings.controllers_from_cluster,
             only=self.settings.only_controllers,
+            recursive=self.settings.recursive,
         )
 
     def run(self) -> RunResult:

@@ -31,15 +31,22 @@ class LoadedControllers:
     sources: list[str] = field(default_factory=list)
 
 
-def yaml_documents(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
+def yaml_documents(
+    path: Path, *, recursive: bool = False
+) -> list[tuple[Path, int, dict[str, Any]]]:
     """(file, document index, object) for every object in a YAML file, or in the files of a
-    directory (not its subdirectories, like `kubectl apply -f DIR`); `kind: List` is flattened.
-    Raises OSError / yaml.YAMLError naming the file."""
-    files = (
-        sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-        if path.is_dir()
-        else [path]
-    )
+    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
+    `kind: List` is flattened. Raises OSError / yaml.YAMLError naming the file."""
+    files = [path]
+    if path.is_dir():
+        found = path.rglob("*") if recursive else path.iterdir()
+        files = sorted(
+            p
+            for p in found
+            if p.suffix in (".yaml", ".yml", ".json")
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
     out: list[tuple[Path, int, dict[str, Any]]] = []
     for file in files:
         with file.open() as stream:
@@ -55,13 +62,15 @@ def _is_controller(obj: dict[str, Any]) -> bool:
     return obj.get("apiVersion") == API_VERSION and obj.get("kind") in CONTROLLER_KINDS
 
 
-def load_from_files(paths: list[Path], loaded: LoadedControllers) -> None:
+def load_from_files(
+    paths: list[Path], loaded: LoadedControllers, *, recursive: bool = False
+) -> None:
     for path in paths:
         if not path.exists():
             loaded.errors.append(f"--controllers {path}: no such file or directory")
             continue
         try:
-            documents = yaml_documents(path)
+            documents = yaml_documents(path, recursive=recursive)
         except (OSError, yaml.YAMLError) as exc:
             loaded.errors.append(f"--controllers {path}: {exc}")
             continue
@@ -99,17 +108,18 @@ def load_controllers(
     *,
     from_cluster: bool = True,
     only: frozenset[str] = frozenset(),
+    recursive: bool = False,
 ) -> LoadedControllers:
     """File controllers override cluster ones of the same name (to preview a change)."""
     from_files = LoadedControllers()
-    load_from_files(paths, from_files)
+    load_from_files(paths, from_files, recursive=recursive)
     loaded = LoadedControllers(errors=from_files.errors, sources=from_files.sources)
     if from_cluster:
         load_from_cluster(cluster, loaded)
     overridden = {c.name for c in from_files.composite}
     for controller in loaded.composite:
         if controller.name in overridden:
-            log.info("controller %s from --controllers replaces the cluster's", controller.name)
+            log.debug("controller %s from a file replaces the cluster's", controller.name)
     loaded.composite = [c for c in loaded.composite if c.name not in overridden]
     loaded.composite += from_files.composite
     names = [c.name for c in loaded.composite]

@@ -1,0 +1,7 @@
+"""The CRDs of the metacontroller.k8s.io API (also at manifests/crds in the repository)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CRD_DIR = Path(__file__).parent

@@ -1,0 +1,27 @@
+"""The embedded default: a `memory` cluster seeded from manifests, and its YAML dump."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconcile.cluster.memory import MemoryCluster, dump_objects, load_manifests
+from reconcile.crds import CRD_DIR
+
+
+def seeded_cluster(paths: list[Path], *, recursive: bool = False) -> MemoryCluster:
+    """A memory cluster with the metacontroller.k8s.io CRDs and every object of `paths`.
+
+    Raises ManifestError (every object that could not be created, after loading the rest)
+    or FileNotFoundError. The seeding requests are not counted in the run's cost.
+    """
+    cluster = MemoryCluster()
+    load_manifests(cluster, CRD_DIR)
+    for path in paths:
+        load_manifests(cluster, path, recursive=recursive)
+    cluster.stats.reset()
+    return cluster
+
+
+def write_objects(cluster: MemoryCluster, directory: Path) -> list[Path]:
+    """Every object as YAML under `directory` (stale files from an earlier dump removed)."""
+    return dump_objects(cluster, directory, prune=True)
