@@ -60,7 +60,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     settings = config.reconcile
     if config.local.enabled:
         # The manifests are the controllers' home too: their command hooks run beside them.
-        settings = settings.with_controller_paths(config.local.manifest_paths)
+        settings = settings.with_manifest_paths(config.local.manifest_paths)
     try:
         result = Runner(cluster, settings).run()
     except ApiError as exc:

@@ -48,9 +48,12 @@ class ReconcileSettings:
     poll_interval: float = 2.0  # between passes while waiting on the cluster
     page_size: int = 500
     recursive: bool = False  # directories of --controllers and --local, like kubectl -R
+    # --local manifests: their controllers run too (below --controllers in precedence), with
+    # command hooks beside the files they came from.
+    manifest_paths: tuple[str, ...] = ()
 
-    def with_controller_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
-        return replace(self, controller_paths=self.controller_paths + paths)
+    def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
+        return replace(self, manifest_paths=paths)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from tests.support.controlplane import (
     ControlPlaneError,
     build,
 )
+from tests.support.examples import ExampleLoader, LoadedExample, load_example
 
 SKIP_VARIABLE = "RECONCILE_SKIP_CONTROL_PLANE"
 
@@ -65,6 +66,31 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     yield Backend("live", cluster=tested, admin=admin, plane=plane)
     tested.close()
     admin.close()
+
+
+@pytest.fixture
+def live_backend(control_plane: ControlPlane) -> Iterator[Backend]:
+    """The live backend alone, for tests about talking to a real API server (the CLI's
+    connection handling); everything else runs on both backends through `backend`."""
+    tested, admin = _live(control_plane, TESTED_USER), _live(control_plane, ADMIN_USER)
+    yield Backend("live", cluster=tested, admin=admin, plane=control_plane)
+    tested.close()
+    admin.close()
+
+
+@pytest.fixture
+def example(backend: Backend) -> Iterator[ExampleLoader]:
+    """`example("hello-world", "crd.yaml", "hello.yaml")` loads an example's objects, renamed
+    for this test; they are deleted afterwards."""
+    loaded: list[LoadedExample] = []
+
+    def load(name: str, *files: str) -> LoadedExample:
+        loaded.append(load_example(backend, name, *files))
+        return loaded[-1]
+
+    yield load
+    for item in loaded:
+        item.cleanup()
 
 
 @pytest.fixture

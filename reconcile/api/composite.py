@@ -87,7 +87,12 @@ def _selector(fields: Fields, key: str) -> LabelSelector:
 
 
 def _parent(fields: Fields) -> ParentRule:
-    fields.reject_unknown({"apiVersion", "resource", "labelSelector", "revisionHistory"})
+    # ignoreStatusChanges (Metacontroller 4.x) only filters watch events; a batch run relists
+    # everything anyway, so it is accepted and has no effect.
+    fields.reject_unknown(
+        {"apiVersion", "resource", "labelSelector", "revisionHistory", "ignoreStatusChanges"}
+    )
+    fields.boolean("ignoreStatusChanges")
     history = fields.child("revisionHistory")
     history.reject_unknown({"fieldPaths"})
     paths = history.strings("fieldPaths") or ["spec"]

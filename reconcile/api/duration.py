@@ -19,7 +19,7 @@ _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 def parse_duration(text: str) -> float:
     """Seconds in a Go duration; ValueError for anything Go's ParseDuration would reject."""
-    s = text.strip()
+    s = text
     sign = 1.0
     if s[:1] in "+-" and s:
         sign = -1.0 if s[0] == "-" else 1.0

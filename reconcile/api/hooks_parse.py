@@ -30,7 +30,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
     if url is None:
         service = fields.optional_child("service")
         if service is None:
-            raise fields.error("url", "a webhook needs either url or service (with path)")
+            raise fields.error("url", "a webhook needs either url or service (and usually path)")
         service.reject_unknown({"name", "namespace", "port", "protocol"})
         port = service.number("port", minimum=1)
         protocol = service.string("protocol", "http")

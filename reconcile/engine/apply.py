@@ -103,7 +103,7 @@ def apply(observed: Obj, desired: Obj) -> Obj:
 
 def needs_update(observed: Obj, applied: Obj) -> bool:
     """False when `applied` equals `observed` (so no request is sent)."""
-    return not _json_equal(observed, applied)
+    return not json_equal(observed, applied)
 
 
 def diff_paths(before: Obj, after: Obj) -> list[str]:
@@ -225,14 +225,14 @@ def _compact_json(value: Any) -> str:
 # --- comparing -------------------------------------------------------------------------
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """Equality of JSON values: `True` is not `1`, but `1` is `1.0` (JSON has one number type)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict | list) or isinstance(b, dict | list):
         return False
     return bool(a == b)
@@ -253,7 +253,7 @@ def _diff(path: str, before: Any, after: Any, out: list[str]) -> None:
                 _diff(child, before[index], after[index], out)
             else:
                 out.append(child)
-    elif not _json_equal(before, after):
+    elif not json_equal(before, after):
         out.append(path)
 
 

@@ -152,8 +152,8 @@ def customize_request(ctx: Context) -> dict[str, Any]:
 
 def _desired_children(
     ctx: Context, selector: LabelSelector, response: SyncResponse
-) -> dict[str, dict[str, Obj]]:
-    """Validate and complete the hook's children; PlanError lists every problem."""
+) -> tuple[dict[str, dict[str, Obj]], list[str]]:
+    """The hook's children validated and completed, and every problem found."""
     problems: list[str] = []
     desired: dict[str, dict[str, Obj]] = {t.key: {} for t in ctx.child_types}
     parent_ns = namespace_of(ctx.parent)
@@ -203,9 +203,7 @@ def _desired_children(
             problems.append(f"{where}: {key} {relative!r} is listed twice")
             continue
         desired[key][relative] = obj
-    if problems:
-        raise PlanError(ctx.parent, problems)
-    return desired
+    return desired, problems
 
 
 def _finalizer_patch(parent: Obj, finalizer: str, add: bool) -> Obj:
@@ -306,13 +304,20 @@ def _child_actions(
             foreign = claims.foreign.get(key)
             if foreign is not None:
                 ref = controller_ref(foreign)
-                if ref is not None:
+                if is_deleting(foreign):
+                    plan.waits.append(f"{identity(foreign)} is being deleted before it is created")
+                elif is_deleting(parent) and (ref is None or ref.get("uid") == uid_of(parent)):
+                    pass  # a parent being deleted neither adopts nor creates; it only tears down
+                elif ref is not None:
                     problems.append(
                         f"{identity(obj)} exists and is controlled by {ref.get('kind')} "
                         f"{ref.get('name')} (uid {ref.get('uid')})"
                     )
                 else:
-                    plan.waits.append(f"{identity(foreign)} is being deleted before it is created")
+                    problems.append(
+                        f"{identity(obj)} exists, has no controller and does not match the "
+                        "parent's selector, so it cannot be adopted"
+                    )
                 continue
             creates.append(
                 Action(
@@ -355,7 +360,7 @@ def _child_actions(
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
     new_status = dict(status or {})
     new_status["observedGeneration"] = metadata(ctx.parent).get("generation", 0)
-    if new_status == ctx.parent.get("status"):
+    if apply.json_equal(new_status, ctx.parent.get("status")):
         return None
     after = copy.deepcopy(ctx.parent)
     after["status"] = new_status
@@ -371,8 +376,8 @@ def plan_parent(
 ) -> Plan:
     """Every action for one parent, in execution order: finalizer, ownership changes, deletes,
     creates, updates, status, then the finalizer's removal once finalized."""
-    desired = _desired_children(ctx, selector, response)
-    children = _ChildPlan()
+    desired, problems = _desired_children(ctx, selector, response)
+    children = _ChildPlan(problems=problems)
     for child_type in ctx.child_types:
         _child_actions(
             child_type, claims[child_type.key], desired[child_type.key], ctx.parent, children

@@ -60,7 +60,9 @@ def parse_sync_response(data: dict[str, Any], hook: str = "sync") -> SyncRespons
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             problems.append(f"{where}.metadata.name: is required")
         children.append(child)
-    finalized = data.get("finalized", False)
+    finalized = data.get("finalized")
+    if finalized is None:  # absent or null: not finalized (as Go's JSON decoding reads it)
+        finalized = False
     if not isinstance(finalized, bool):
         problems.append(f"finalized: must be true or false, not {finalized!r}")
         finalized = False

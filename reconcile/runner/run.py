@@ -45,6 +45,7 @@ class Runner:
         return load_controllers(
             self.cluster,
             [Path(p) for p in self.settings.controller_paths],
+            manifest_paths=[Path(p) for p in self.settings.manifest_paths],
             from_cluster=self.settings.controllers_from_cluster,
             only=self.settings.only_controllers,
             recursive=self.settings.recursive,

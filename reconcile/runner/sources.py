@@ -29,6 +29,14 @@ class LoadedControllers:
     composite: list[CompositeController] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # invalid specs: skipped, reported
     sources: list[str] = field(default_factory=list)
+    only: frozenset[str] = frozenset()  # --controller: errors of other controllers don't count
+
+    def spec_error(self, obj: dict[str, Any], error: SpecError) -> None:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        if self.only and name not in self.only:
+            log.debug("skipping %s, not selected: %s", name, error)
+            return
+        self.errors.append(str(error))
 
 
 def yaml_documents(
@@ -83,7 +91,7 @@ def load_from_files(
                     obj, source=f"{file}#{index}", base_dir=str(file.parent.resolve())
                 )
             except SpecError as exc:
-                loaded.errors.append(str(exc))
+                loaded.spec_error(obj, exc)
                 continue
             loaded.composite.append(controller)
 
@@ -99,37 +107,58 @@ def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
         try:
             loaded.composite.append(parse_composite_controller(obj))
         except SpecError as exc:
-            loaded.errors.append(str(exc))
+            loaded.spec_error(obj, exc)
+
+
+def _layer(
+    base: list[CompositeController], over: list[CompositeController], what: str
+) -> list[CompositeController]:
+    """`over` replaces controllers of the same name in `base`."""
+    names = {c.name for c in over}
+    for controller in base:
+        if controller.name in names:
+            log.debug("controller %s from %s replaces another source's", controller.name, what)
+    return [c for c in base if c.name not in names] + over
+
+
+def _unique(loaded: LoadedControllers, source: LoadedControllers) -> list[CompositeController]:
+    """Within one source a name may appear once; duplicates are errors and none of them runs."""
+    names = [c.name for c in source.composite]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        loaded.errors.append(f"{KIND} {name}: defined more than once; none of them runs")
+    return [c for c in source.composite if names.count(c.name) == 1]
 
 
 def load_controllers(
     cluster: Cluster,
     paths: list[Path],
     *,
+    manifest_paths: list[Path] | None = None,
     from_cluster: bool = True,
     only: frozenset[str] = frozenset(),
     recursive: bool = False,
 ) -> LoadedControllers:
-    """File controllers override cluster ones of the same name (to preview a change)."""
-    from_files = LoadedControllers()
-    load_from_files(paths, from_files, recursive=recursive)
-    loaded = LoadedControllers(errors=from_files.errors, sources=from_files.sources)
+    """Controllers by precedence: `--controllers` files, then `--local` manifests, then the
+    cluster's objects; a name found in a higher source replaces the lower ones (to preview a
+    change before it is applied)."""
+    loaded = LoadedControllers(only=only)
+    layers: list[tuple[str, LoadedControllers]] = []
     if from_cluster:
-        load_from_cluster(cluster, loaded)
-    overridden = {c.name for c in from_files.composite}
-    for controller in loaded.composite:
-        if controller.name in overridden:
-            log.debug("controller %s from a file replaces the cluster's", controller.name)
-    loaded.composite = [c for c in loaded.composite if c.name not in overridden]
-    loaded.composite += from_files.composite
-    names = [c.name for c in loaded.composite]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        loaded.errors.append(f"{KIND} {name}: defined more than once; none of them runs")
-    loaded.composite = [c for c in loaded.composite if names.count(c.name) == 1]
+        cluster_source = LoadedControllers(only=only)
+        load_from_cluster(cluster, cluster_source)
+        layers.append(("the cluster", cluster_source))
+    for what, source_paths in (("--local", manifest_paths or []), ("--controllers", paths)):
+        file_source = LoadedControllers(only=only)
+        load_from_files(source_paths, file_source, recursive=recursive)
+        layers.append((what, file_source))
+    controllers: list[CompositeController] = []
+    for what, source in layers:
+        loaded.errors += source.errors
+        loaded.sources += source.sources
+        controllers = _layer(controllers, _unique(loaded, source), what)
     if only:
-        missing = only - set(names)
-        for name in sorted(missing):
+        for name in sorted(only - {c.name for c in controllers}):
             loaded.errors.append(f"--controller {name}: no such controller")
-        loaded.composite = [c for c in loaded.composite if c.name in only]
-    loaded.composite.sort(key=lambda c: c.name)
+        controllers = [c for c in controllers if c.name in only]
+    loaded.composite = sorted(controllers, key=lambda c: c.name)
     return loaded

@@ -496,3 +496,12 @@ def test_requests_are_counted_by_verb(backend: Backend, namespace: str, cms: Res
         what="the requests to reach the audit log",
     )
     assert seen == {"create": 1, "get": 1, "update": 1, "list": 1, "delete": 1}
+
+
+def test_crds_in_protected_groups_need_the_approval_annotation(backend: Backend) -> None:
+    from tests.support.backends import crd_manifest
+
+    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    crd = crd_manifest("t-protected.k8s.io", "Protected", "protecteds")
+    with pytest.raises(Invalid, match=r"api-approved\.kubernetes\.io"):
+        backend.admin.create(crds, crd)

@@ -15,7 +15,7 @@ from tests.support.backends import Backend
 from tests.support.controllers import run
 from tests.support.examples import (
     EXAMPLES,
-    load_example,
+    ExampleLoader,
     serve_example_hooks,
     webhook_controller,
 )
@@ -43,9 +43,11 @@ def assert_second_run_sends_no_writes(backend: Backend, controller: Path) -> Non
     assert backend.mutations_since(mark) == {}
 
 
-def test_hello_world(backend: Backend, variant: str, tmp_path: Path) -> None:
-    example = load_example(backend, "hello-world", "crd.yaml", "hello.yaml")
-    ns = example.name("hello")
+def test_hello_world(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    loaded = example("hello-world", "crd.yaml", "hello.yaml")
+    ns = loaded.name("hello")
     hellos = backend.admin.discover("example.com/v1", "helloworlds")
     pods = backend.admin.discover("v1", "pods")
     with controller_file("hello-world", variant, tmp_path) as controller:
@@ -69,9 +71,11 @@ def test_hello_world(backend: Backend, variant: str, tmp_path: Path) -> None:
         assert_second_run_sends_no_writes(backend, controller)
 
 
-def test_indexed_job(backend: Backend, variant: str, tmp_path: Path) -> None:
-    example = load_example(backend, "indexed-job", "crd.yaml", "job.yaml")
-    ns = example.name("batch-demo")
+def test_indexed_job(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    loaded = example("indexed-job", "crd.yaml", "job.yaml")
+    ns = loaded.name("batch-demo")
     jobs = backend.admin.discover("example.com/v1", "indexedjobs")
     pods = backend.admin.discover("v1", "pods")
     with controller_file("indexed-job", variant, tmp_path) as controller:
@@ -99,16 +103,18 @@ def test_indexed_job(backend: Backend, variant: str, tmp_path: Path) -> None:
         assert_second_run_sends_no_writes(backend, controller)
 
 
-def test_configmap_propagation(backend: Backend, variant: str, tmp_path: Path) -> None:
-    example = load_example(backend, "configmap-propagation", "crd.yaml", "propagation.yaml")
+def test_configmap_propagation(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    loaded = example("configmap-propagation", "crd.yaml", "propagation.yaml")
     props = backend.admin.discover("example.com/v1", "configmappropagations")
     cms = backend.admin.discover("v1", "configmaps")
-    name = example.name("shared-settings")
+    name = loaded.name("shared-settings")
     with controller_file("configmap-propagation", variant, tmp_path) as controller:
         result = run(backend, controller)
         assert result.errors == [] and result.converged
         for team in ("team-a", "team-b"):
-            copy = backend.admin.get(cms, name, namespace=example.name(team))
+            copy = backend.admin.get(cms, name, namespace=loaded.name(team))
             assert copy["data"] == {"log-level": "info", "region": "eu-west-1"}
         parent = backend.admin.get(props, name)
         assert parent["status"] == {
@@ -121,11 +127,11 @@ def test_configmap_propagation(backend: Backend, variant: str, tmp_path: Path) -
 
         # The source changes: the copies follow in place (same objects, new data).
         source = backend.admin.get(cms, name, namespace="default")
-        before = backend.admin.get(cms, name, namespace=example.name("team-a"))
+        before = backend.admin.get(cms, name, namespace=loaded.name("team-a"))
         source["data"]["log-level"] = "debug"
         backend.admin.update(cms, source)
         assert run(backend, controller).errors == []
-        after = backend.admin.get(cms, name, namespace=example.name("team-a"))
+        after = backend.admin.get(cms, name, namespace=loaded.name("team-a"))
         assert after["data"]["log-level"] == "debug"
         assert metadata(after)["uid"] == metadata(before)["uid"]
         assert_second_run_sends_no_writes(backend, controller)

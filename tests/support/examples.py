@@ -11,15 +11,16 @@ import contextlib
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from reconcile.cluster import AlreadyExists
-from reconcile.cluster.types import Obj
+from reconcile.cluster import AlreadyExists, NotFound
+from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
 from reconcile.runner.sources import yaml_documents
 from tests.support.backends import Backend
@@ -40,14 +41,50 @@ def _rename(value: Any, names: dict[str, str]) -> Any:
 
 
 class LoadedExample:
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, backend: Backend, names: dict[str, str]) -> None:
+        self.backend = backend
         self.names = names
+        self.created: list[Obj] = []
 
     def name(self, original: str) -> str:
         return self.names.get(original, original)
 
+    def cleanup(self) -> None:
+        """Delete what the example created, parents first and waiting for them, so that later
+        tests' controllers (the CRDs are shared) do not find them."""
+        for obj in reversed(self.created):
+            resource = self.backend.admin.discover(obj["apiVersion"], obj["kind"])
+            meta = metadata(obj)
+            with contextlib.suppress(NotFound):
+                self.backend.admin.delete(resource, meta["name"], namespace=meta.get("namespace"))
+        for obj in self.created:
+            if "." not in obj["apiVersion"].split("/")[0]:
+                continue  # built-in kinds go with their namespace
+            resource = self.backend.admin.discover(obj["apiVersion"], obj["kind"])
+            meta = metadata(obj)
+            eventually(
+                partial(_gone, self.backend, resource, meta["name"], meta.get("namespace")),
+                what=f"{obj['kind']} {meta['name']} to go",
+            )
+
+
+def _gone(backend: Backend, resource: ResourceInfo, name: str, namespace: str | None) -> bool:
+    try:
+        backend.admin.get(resource, name, namespace=namespace)
+    except NotFound:
+        return True
+    return False
+
+
+ExampleLoader = Callable[..., LoadedExample]
+
 
 def load_example(backend: Backend, example: str, *files: str) -> LoadedExample:
+    """Prefer the `example` fixture, which also cleans up."""
+    return _load_example(backend, example, *files)
+
+
+def _load_example(backend: Backend, example: str, *files: str) -> LoadedExample:
     """Create the example's CRDs (once per cluster) and objects, renamed for this test."""
     suffix = uuid.uuid4().hex[:6]
     objects = [obj for f in files for _, _, obj in yaml_documents(EXAMPLES / example / f)]
@@ -61,6 +98,7 @@ def load_example(backend: Backend, example: str, *files: str) -> LoadedExample:
     for obj in objects:
         if obj["kind"] == "CustomResourceDefinition":
             _ensure_crd(backend, obj)
+    loaded = LoadedExample(backend, names)
     for obj in objects:
         if obj["kind"] == "CustomResourceDefinition":
             continue
@@ -68,8 +106,8 @@ def load_example(backend: Backend, example: str, *files: str) -> LoadedExample:
         resource = backend.admin.discover(renamed["apiVersion"], renamed["kind"])
         if resource.namespaced:
             renamed["metadata"].setdefault("namespace", "default")
-        backend.admin.create(resource, renamed)
-    return LoadedExample(names)
+        loaded.created.append(backend.admin.create(resource, renamed))
+    return loaded
 
 
 def _ensure_crd(backend: Backend, crd: Obj) -> None:

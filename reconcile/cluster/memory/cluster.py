@@ -68,8 +68,16 @@ class MemoryCluster:
     the live backend counts the requests it sends (discovery excluded).
     """
 
-    def __init__(self, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], datetime] | None = None, *, stable_uids: bool = False
+    ) -> None:
+        """`stable_uids`: derive each uid from the object's identity and how many times that
+        identity was created in this store, instead of at random. Two runs over the same
+        manifests then produce the same uids (and `controller-uid` labels), which keeps a
+        written-out result stable and reloadable."""
         self.stats = RequestStats()
+        self._stable_uids = stable_uids
+        self._creations: dict[str, int] = {}
         self._clock = clock or utc_now
         self._lock = threading.RLock()
         self._registry = ResourceRegistry()
@@ -80,6 +88,13 @@ class MemoryCluster:
         with self._lock:
             for name in builtin.BUILTIN_NAMESPACES:
                 self._create(namespaces, {"metadata": {"name": name}})
+
+    def _new_uid(self, group_resource: str, namespace: str, name: str) -> str:
+        if not self._stable_uids:
+            return str(uuid.uuid4())
+        key = f"{group_resource}/{namespace}/{name}"
+        self._creations[key] = self._creations.get(key, 0) + 1
+        return str(uuid.uuid5(_UID_NAMESPACE, f"{key}#{self._creations[key]}"))
 
     # --- the Cluster protocol ------------------------------------------------------------------
 
@@ -328,7 +343,7 @@ class MemoryCluster:
                 finalizers.append(NAMESPACE_FINALIZER)
             body["spec"] = {**spec, "finalizers": finalizers}
         body["apiVersion"] = storage.api_version
-        meta["uid"] = _new_uid()
+        meta["uid"] = self._new_uid(group_resource, str(meta.get("namespace") or ""), name)
         meta["creationTimestamp"] = now
         if self._tracks_generation(info):
             meta["generation"] = 1
@@ -517,5 +532,4 @@ def _name_of_body(body: Obj) -> str:
     return str(name)
 
 
-def _new_uid() -> str:
-    return str(uuid.uuid4())
+_UID_NAMESPACE = uuid.UUID("6f0c4a52-7d43-4c1e-9a55-2f1f3d0b8e61")

@@ -52,6 +52,14 @@ def apply_defaults(crd: Obj) -> None:
         spec["conversion"] = {"strategy": "None"}
 
 
+APPROVAL_ANNOTATION = "api-approved.kubernetes.io"
+
+
+def _protected(group: str) -> bool:
+    """*.k8s.io and *.kubernetes.io groups need API review (KEP 1111)."""
+    return any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io"))
+
+
 def validate(crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None) -> None:
     """Raise Invalid for a CRD the API server would refuse (the common mistakes, not all)."""
     name = str(_dict(crd.get("metadata")).get("name") or "")
@@ -75,6 +83,16 @@ def validate(crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None) -> No
     elif "." not in group:
         errors.append(
             v.invalid_value("spec.group", group, "should be a domain with at least one dot")
+        )
+    if _protected(group) and not _dict(_dict(crd.get("metadata")).get("annotations")).get(
+        APPROVAL_ANNOTATION
+    ):
+        errors.append(
+            v.required(
+                f"metadata.annotations[{APPROVAL_ANNOTATION}]",
+                f'protected groups must have approval annotation "{APPROVAL_ANNOTATION}", '
+                "see https://github.com/kubernetes/enhancements/pull/1111",
+            )
         )
     scope = str(spec.get("scope") or "")
     if not scope:

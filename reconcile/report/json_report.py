@@ -1,0 +1,122 @@
+"""The JSON report: `report_dict` (schema in docs/report-schema.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconcile.report.model import (
+    ActionView,
+    headline,
+    ms,
+    outcome,
+    split_parent,
+    totals,
+    view,
+)
+from reconcile.runner.results import (
+    ControllerResult,
+    HookCall,
+    ParentResult,
+    PassResult,
+    RunResult,
+)
+
+REPORT_SCHEMA_VERSION = "reconcile.report/v1"
+
+
+def report_dict(result: RunResult) -> dict[str, Any]:
+    """The whole run as plain JSON data: camelCase keys, controllers, parents and actions in
+    result order, Secret values redacted."""
+    t = totals(result)
+    return {
+        "schemaVersion": REPORT_SCHEMA_VERSION,
+        "outcome": outcome(t).value,
+        "headline": headline(t),
+        "dryRun": result.dry_run,
+        "converged": result.converged,
+        "durationSeconds": round(result.duration, 3),
+        "hookCalls": result.hook_calls,
+        "requests": dict(result.requests),
+        "loadErrors": list(result.load_errors),
+        "dueNextRun": list(result.due_next_run),
+        "errors": list(result.errors),
+        "summary": {
+            "passes": t.passes,
+            "parents": t.parents,
+            "applied": t.applied,
+            "pending": t.pending,
+            "failed": t.failed,
+            "waits": t.waits,
+            "errors": t.errors,
+            "actions": {kind: dict(counts) for kind, counts in t.by_kind.items()},
+            "hooks": {**t.hooks, "total": sum(t.hooks.values())},
+            "requests": t.requests,
+        },
+        "passes": [_pass(p) for p in result.passes],
+    }
+
+
+def _pass(pass_: PassResult) -> dict[str, Any]:
+    return {"number": pass_.number, "controllers": [_controller(c) for c in pass_.controllers]}
+
+
+def _controller(controller: ControllerResult) -> dict[str, Any]:
+    return {
+        "name": controller.name,
+        "resyncPeriodSeconds": controller.resync_period,
+        "errors": list(controller.errors),
+        "parents": [_parent(p) for p in controller.parents],
+    }
+
+
+def _parent(parent: ParentResult) -> dict[str, Any]:
+    kind, namespace, name = split_parent(parent.parent)
+    return {
+        "parent": parent.parent,
+        "kind": kind,
+        "namespace": namespace,
+        "name": name,
+        "mode": parent.mode,
+        "resyncAfterSeconds": parent.resync_after,
+        "hooks": [_hook(h) for h in parent.hooks],
+        "actions": [action_dict(view(a)) for a in parent.actions],
+        "waits": list(parent.waits),
+        "errors": list(parent.errors),
+    }
+
+
+def _hook(hook: HookCall) -> dict[str, Any]:
+    return {
+        "hook": hook.hook,
+        "target": hook.target,
+        "outcome": hook.outcome.value,
+        "durationMs": ms(hook.duration),
+        "error": hook.error or None,
+    }
+
+
+def action_dict(action: ActionView) -> dict[str, Any]:
+    obj = action.object
+    return {
+        "action": action.kind.value,
+        "object": {
+            "apiVersion": obj.api_version,
+            "kind": obj.kind,
+            "namespace": obj.namespace,
+            "name": obj.name,
+        },
+        "resource": action.result.action.resource.group_resource,
+        "reason": action.reason,
+        "state": action.state.value,
+        "error": action.error or None,
+        "diff": [
+            {
+                "path": c.dotted,
+                "op": c.op.value,
+                "before": c.before,
+                "after": c.after,
+            }
+            for c in action.diff.changes
+        ],
+        "patch": action.diff.patch,
+    }

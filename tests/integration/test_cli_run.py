@@ -1,0 +1,155 @@
+"""The `reconcile` command end to end: controllers read from the cluster, --dry-run, the exit
+codes, and the embedded default (--local) with its YAML output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from reconcile.cli import app
+from reconcile.cluster import AlreadyExists, NotFound
+from reconcile.cluster.types import Obj
+from tests.support.backends import Backend
+from tests.support.controlplane import TESTED_USER, ControlPlane
+from tests.support.examples import EXAMPLES, load_example
+from tests.support.poll import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hello_controller(name: str, argv: list[str], **spec: Any) -> Obj:
+    controller: Obj = yaml.safe_load((EXAMPLES / "hello-world" / "controller.yaml").read_text())
+    controller["metadata"]["name"] = name
+    controller["spec"]["hooks"]["sync"]["command"]["argv"] = argv
+    controller["spec"].update(spec)
+    return controller
+
+
+@pytest.mark.controlplane
+def test_cluster_controllers_dry_run_then_run(
+    live_backend: Backend, control_plane: ControlPlane
+) -> None:
+    backend = live_backend
+    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    for path in sorted((ROOT / "manifests" / "crds").glob("*.yaml")):
+        with contextlib.suppress(AlreadyExists):  # an earlier test installed them
+            backend.admin.create(crds, yaml.safe_load(path.read_text()))
+    controllers = eventually(
+        lambda: backend.admin.discover("metacontroller.k8s.io/v1alpha1", "compositecontrollers"),
+        what="the CompositeController CRD",
+    )
+    example = load_example(backend, "hello-world", "crd.yaml", "hello.yaml")
+    hooks = str(EXAMPLES / "hello-world" / "hooks.py")
+    backend.admin.create(
+        controllers, hello_controller("cli-hello", [sys.executable, hooks, "sync"])
+    )
+    broken = hello_controller("cli-broken", [sys.executable, hooks, "sync"])
+    broken["spec"]["hooks"]["sync"]["command"]["timeout"] = "10x"  # the CRD allows any string
+    backend.admin.create(controllers, broken)
+    base = [
+        "--kubeconfig",
+        str(control_plane.kubeconfig),
+        "--context",
+        TESTED_USER,
+        "--controller",
+        "cli-hello",
+        "--log-format",
+        "json",
+        "--max-duration",
+        "30",
+    ]
+    pods = backend.admin.discover("v1", "pods")
+    ns = example.name("hello")
+    try:
+        mark = backend.mark()
+        dry = CliRunner().invoke(app, [*base, "--dry-run"])
+        assert dry.exit_code == 2, dry.output
+        assert backend.mutations_since(mark) == {}
+        with pytest.raises(NotFound):
+            backend.admin.get(pods, "your-name", namespace=ns)
+
+        real = CliRunner().invoke(app, base)
+        assert real.exit_code == 0, real.output
+        assert backend.admin.get(pods, "your-name", namespace=ns)["spec"]["containers"]
+
+        again = CliRunner().invoke(app, [*base, "--dry-run"])
+        assert again.exit_code == 0, again.output
+
+        # An invalid controller is skipped with an error naming it and the field.
+        with_broken = CliRunner().invoke(app, [*base, "--controller", "cli-broken"])
+        assert with_broken.exit_code == 1
+        assert "CompositeController cli-broken" in with_broken.output
+        assert "spec.hooks.sync.command.timeout" in with_broken.output
+    finally:
+        for name in ("cli-hello", "cli-broken"):
+            backend.admin.delete(controllers, name)
+        example.cleanup()
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reconcile", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_local_runs_an_example_and_writes_the_result(tmp_path: Path) -> None:
+    """The embedded default through the real command, from another working directory."""
+    out = tmp_path / "out"
+    dry = cli("--local", str(EXAMPLES / "hello-world"), "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 2, dry.stderr
+    done = cli(
+        "--local",
+        str(EXAMPLES / "hello-world"),
+        "--output-dir",
+        str(out),
+        "--log-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stderr.strip().splitlines()[-2])
+    assert summary["message"] == "run converged"
+    pod = yaml.safe_load((out / "hello" / "pods" / "your-name.yaml").read_text())
+    assert pod["spec"]["containers"][0]["command"] == ["echo", "Hello, Your Name!"]
+    parent = yaml.safe_load(
+        (out / "hello" / "helloworlds.example.com" / "your-name.yaml").read_text()
+    )
+    assert parent["status"] == {"pods": 1, "observedGeneration": 1}
+    # The written objects are a converged state: loading them again changes nothing. (The
+    # controller in the output has no hooks.py beside it: --controllers supplies the one that
+    # does, as it would in a repository.)
+    again = cli(
+        "--local",
+        str(out),
+        "-R",
+        "--controllers",
+        str(EXAMPLES / "hello-world" / "controller.yaml"),
+        "--log-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr
+    final = json.loads(again.stderr.strip().splitlines()[-1])
+    assert final["message"] == "run converged" and final["applied"] == {}
+    assert set(final["requests"]) == {"list"}
+
+
+def test_local_with_a_bad_manifest_names_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n"
+    )
+    result = cli("--local", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "bad.yaml" in result.stderr and "Bad_Name" in result.stderr
