@@ -5,6 +5,7 @@ and turn the outcome into an exit code. The CLI parses options into a RunConfig 
 from __future__ import annotations
 
 import logging
+import sys
 from enum import IntEnum
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import ManifestError, MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import RunConfig
+from reconcile.report import ReportFormat, render
 from reconcile.runner.local import seeded_cluster, write_objects
 from reconcile.runner.results import RunResult
 from reconcile.runner.run import Runner
@@ -45,6 +47,22 @@ def open_cluster(config: RunConfig) -> Cluster:
     return connect_live(config.connection)
 
 
+def write_reports(result: RunResult, config: RunConfig) -> None:
+    for target in config.report.targets:
+        if target.path is None:
+            text = render(result, ReportFormat(target.format), color=config.report.color)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            continue
+        path = Path(target.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Append, as GitHub's $GITHUB_STEP_SUMMARY expects; a fresh file is the same.
+        mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
+        with path.open(mode, encoding="utf-8") as stream:
+            stream.write(render(result, ReportFormat(target.format)))
+        log.info("wrote the %s report to %s", target.format, path)
+
+
 def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     try:
         cluster = open_cluster(config)
@@ -67,6 +85,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
         log.error("the cluster failed: %s", exc)
         return None, ExitCode.ERROR
     log_summary(result)
+    write_reports(result, config)
     if config.local.output_dir and isinstance(cluster, MemoryCluster):
         written = write_objects(cluster, Path(config.local.output_dir))
         log.info("wrote %d objects to %s", len(written), config.local.output_dir)

@@ -6,6 +6,10 @@ No Kubernetes logic lives here.
 from __future__ import annotations
 
 import logging
+import os
+import sys
+from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -20,9 +24,12 @@ from reconcile.config import (
     LoggingSettings,
     LogLevel,
     ReconcileSettings,
+    ReportSettings,
+    ReportTarget,
     RunConfig,
 )
 from reconcile.logs import configure_logging
+from reconcile.report.targets import parse_report_file
 
 log = logging.getLogger("reconcile")
 
@@ -34,6 +41,14 @@ HELP = (
     "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
     "1 errors; 2 changes pending (--dry-run only)."
 )
+
+
+class StdoutReport(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    NONE = "none"
+
 
 app = typer.Typer(
     add_completion=False,
@@ -136,6 +151,30 @@ def run(
             "--recursive", "-R", help="Read --local and --controllers directories recursively."
         ),
     ] = False,
+    report_format: Annotated[
+        StdoutReport,
+        typer.Option(
+            "--report-format",
+            case_sensitive=False,
+            help="The report on standard output (none: only the log on standard error).",
+        ),
+    ] = StdoutReport.TEXT,
+    report_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--report-file",
+            help="Also write the report to a file (repeatable): FORMAT:PATH, or PATH whose "
+            "extension picks the format (.json, .md, else text). Markdown is appended, as "
+            "$GITHUB_STEP_SUMMARY expects.",
+        ),
+    ] = None,
+    color: Annotated[
+        bool | None,
+        typer.Option(
+            "--color/--no-color",
+            help="Colour the text report (default: when standard output is a terminal).",
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -167,11 +206,28 @@ def run(
             output_dir=str(output_dir) if output_dir else None,
         ),
     )
+    try:
+        targets = [parse_report_file(value) for value in report_file or []]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
+    if report_format is not StdoutReport.NONE:
+        targets.insert(0, ReportTarget(report_format.value))
+    config = replace(
+        config,
+        report=ReportSettings(
+            targets=tuple(targets),
+            color=color if color is not None else _color_default(),
+        ),
+    )
     if output_dir and not local:
         raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
     configure_logging(config.logging)
     _, code = main_job(config)
     raise typer.Exit(int(code))
+
+
+def _color_default() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def main() -> None:

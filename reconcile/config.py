@@ -69,8 +69,21 @@ class LocalSettings:
 
 
 @dataclass(frozen=True)
+class ReportTarget:
+    format: str  # text, json or markdown
+    path: str | None = None  # None: standard output
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    targets: tuple[ReportTarget, ...] = (ReportTarget("text"),)
+    color: bool = False  # ANSI colours in text on standard output
+
+
+@dataclass(frozen=True)
 class RunConfig:
     connection: ConnectionSettings = field(default_factory=ConnectionSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
+    report: ReportSettings = field(default_factory=ReportSettings)

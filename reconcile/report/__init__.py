@@ -4,9 +4,9 @@ Every format shows the hook calls, the actions with a noise-free diff of what th
 waits, errors and the cost of the run; Secret values are always redacted.
 """
 
+from reconcile.objects.redact import redact
 from reconcile.report.json_report import REPORT_SCHEMA_VERSION, report_dict
 from reconcile.report.markdown import MARKDOWN_LIMIT
-from reconcile.report.redact import redact
 from reconcile.report.render import ReportFormat, render
 
 __all__ = [

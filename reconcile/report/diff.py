@@ -17,7 +17,7 @@ from yaml.representer import SafeRepresenter
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.meta import Obj
-from reconcile.report.redact import (
+from reconcile.objects.redact import (
     LAST_APPLIED_ANNOTATIONS,
     is_secret,
     redact,

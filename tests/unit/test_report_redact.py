@@ -1,4 +1,4 @@
-"""Secret redaction (reconcile.report.redact): pure, keys visible, values never."""
+"""Secret redaction (reconcile.objects.redact): pure, keys visible, values never."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from reconcile.report import redact
-from reconcile.report.redact import (
+from reconcile.objects.redact import (
     REDACTED,
     REDACTED_ADDED,
     REDACTED_CHANGED,
