@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from reconcile.objects.meta import Obj
+from reconcile.objects.secrets import fold_string_data
 
 LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration"
 
@@ -191,7 +192,9 @@ def _key_value(item: dict[str, Any], key: str) -> str:
 
 
 def _cleaned(obj: Obj) -> Obj:
-    """A deep copy without the top-level status and without server-owned metadata."""
+    """A deep copy without the top-level status and without server-owned metadata, in the
+    form the server stores (a Secret's stringData folded into data)."""
+    obj = fold_string_data(obj)
     cleaned = {key: copy.deepcopy(value) for key, value in obj.items() if key != "status"}
     meta = cleaned.get("metadata")
     if isinstance(meta, dict):

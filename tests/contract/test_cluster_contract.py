@@ -505,3 +505,19 @@ def test_crds_in_protected_groups_need_the_approval_annotation(backend: Backend)
     crd = crd_manifest("t-protected.k8s.io", "Protected", "protecteds")
     with pytest.raises(Invalid, match=r"api-approved\.kubernetes\.io"):
         backend.admin.create(crds, crd)
+
+
+def test_secret_string_data_is_stored_as_data(backend: Backend, namespace: str) -> None:
+    secrets = backend.cluster.discover("v1", "secrets")
+    created = backend.cluster.create(
+        secrets,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "s", "namespace": namespace},
+            "data": {"a": "YQ==", "b": "Yg=="},
+            "stringData": {"b": "B", "c": "C"},
+        },
+    )
+    assert "stringData" not in created
+    assert created["data"] == {"a": "YQ==", "b": "Qg==", "c": "Qw=="}

@@ -758,3 +758,16 @@ def test_diff_paths() -> None:
     before = {"a": {"b": 1, "c": [1, 2]}, "d.e": 1, "x": {"y": 1}, "same": {"k": [{"v": 1}]}}
     after = {"a": {"b": 2, "c": [1]}, "d.e": 2, "x": "s", "n": None, "same": {"k": [{"v": 1}]}}
     assert diff_paths(before, after) == ['["d.e"]', "a.b", "a.c[1]", "n", "x"]
+
+
+def test_secret_string_data_converges_with_what_the_server_stores() -> None:
+    desired = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s"},
+        "stringData": {"password": "hunter2"},
+    }
+    created = prepare_desired(desired)
+    assert "stringData" not in created and created["data"] == {"password": "aHVudGVyMg=="}
+    observed = {**created, "metadata": {**created["metadata"], "uid": "u", "resourceVersion": "1"}}
+    assert not needs_update(observed, apply(observed, desired))

@@ -6,7 +6,6 @@ import copy
 import json
 from typing import Any
 
-from reconcile.report import redact
 from reconcile.objects.redact import (
     REDACTED,
     REDACTED_ADDED,
@@ -14,6 +13,7 @@ from reconcile.objects.redact import (
     is_secret,
     redact_secret_pair,
 )
+from reconcile.report import redact
 
 LAST_APPLIED = "metacontroller.k8s.io/last-applied-configuration"
 KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
