@@ -57,7 +57,12 @@ def report_dict(result: RunResult) -> dict[str, Any]:
 
 
 def _pass(pass_: PassResult) -> dict[str, Any]:
-    return {"number": pass_.number, "controllers": [_controller(c) for c in pass_.controllers]}
+    return {
+        "number": pass_.number,
+        "durationSeconds": round(pass_.duration, 3),
+        "requests": dict(pass_.requests),
+        "controllers": [_controller(c) for c in pass_.controllers],
+    }
 
 
 def _controller(controller: ControllerResult) -> dict[str, Any]:

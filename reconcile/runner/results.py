@@ -59,6 +59,8 @@ class ControllerResult:
 class PassResult:
     number: int
     controllers: list[ControllerResult] = field(default_factory=list)
+    duration: float = 0.0  # seconds
+    requests: dict[str, int] = field(default_factory=dict)  # API requests this pass, by verb
 
     def parents(self) -> list[ParentResult]:
         return [p for c in self.controllers for p in c.parents]

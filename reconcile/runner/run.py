@@ -9,6 +9,7 @@ the budget. Resyncs past the budget are reported as due at the next run.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +64,6 @@ class Runner:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
         executor = Executor(self.cluster, dry_run=self.settings.dry_run)
         while True:
-            pass_started = self.clock()
             current = self._pass(len(result.passes) + 1, loaded, executor)
             result.passes.append(current)
             log.info(
@@ -72,7 +72,7 @@ class Runner:
                 len(current.parents()),
                 current.writes,
                 len(current.errors),
-                extra={"seconds": round(self.clock() - pass_started, 3)},
+                extra={"seconds": round(current.duration, 3), "requests": current.requests},
             )
             if self.settings.dry_run:
                 break  # later passes would depend on writes that were not made
@@ -95,7 +95,14 @@ class Runner:
         runner = CompositeRunner(
             self.cluster, self.hooks, executor, snapshot, self.settings.workers
         )
-        return PassResult(number, [runner.run(c) for c in loaded.composite])
+        started, before = self.clock(), self.cluster.stats.snapshot()
+        result = PassResult(number, [runner.run(c) for c in loaded.composite])
+        result.duration = self.clock() - started
+        sent: Counter[str] = Counter()
+        for (verb, _), n in (self.cluster.stats.snapshot() - before).items():
+            sent[verb] += n
+        result.requests = dict(sorted(sent.items()))
+        return result
 
     def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:
         """When the next pass should start (None: converged) and which resyncs ask for it."""

@@ -26,7 +26,7 @@ def test_connects_with_kubeconfig_and_context(control_plane: ControlPlane) -> No
         ],
     )
     assert result.exit_code == 0, result.output
-    line = json.loads(result.output.strip().splitlines()[-1])
+    line = json.loads(result.stderr.strip().splitlines()[-1])
     # No controllers were given here: the run asks the server for them and finishes.
     assert line["message"] == "run converged"
     assert line["requests"]["discover"] >= 1 and line["errors"] == 0
