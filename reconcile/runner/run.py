@@ -9,8 +9,8 @@ the budget. Resyncs past the budget are reported as due at the next run.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
