@@ -4,6 +4,7 @@ and turn the outcome into an exit code. The CLI parses options into a RunConfig 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from enum import IntEnum
@@ -14,6 +15,7 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import ManifestError, MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import RunConfig
+from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.runner.local import seeded_cluster, write_objects
 from reconcile.runner.results import RunResult
@@ -80,7 +82,11 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
         # The manifests are the controllers' home too: their command hooks run beside them.
         settings = settings.with_manifest_paths(config.local.manifest_paths)
     try:
-        result = Runner(cluster, settings).run()
+        with contextlib.ExitStack() as stack:
+            progress = None
+            if config.progress:
+                progress = stack.enter_context(TerminalProgress())
+            result = Runner(cluster, settings, progress=progress).run()
     except ApiError as exc:
         log.error("the cluster failed: %s", exc)
         return None, ExitCode.ERROR

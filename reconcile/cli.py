@@ -218,6 +218,7 @@ def run(
             targets=tuple(targets),
             color=color if color is not None else _color_default(),
         ),
+        progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
     )
     if output_dir and not local:
         raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")

@@ -87,3 +87,4 @@ class RunConfig:
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
+    progress: bool = False  # a progress bar on standard error (only on a terminal)

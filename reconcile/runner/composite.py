@@ -36,6 +36,7 @@ from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, name_of, namespace_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.execute import Executor
+from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
@@ -94,7 +95,9 @@ class CompositeRunner:
         executor: Executor,
         snapshot: Snapshot,
         workers: int,
+        progress: Progress | None = None,
     ) -> None:
+        self.progress = progress or NoProgress()
         self.cluster = cluster
         self.hooks = hooks
         self.executor = executor
@@ -111,6 +114,7 @@ class CompositeRunner:
             return result
         work = [(p, mode_for(controller, p)) for p in parents]
         work = [(p, m) for p, m in work if m is not Mode.SKIP]
+        self.progress.start(controller.name, len(work))
         if self.workers == 1 or len(work) <= 1:
             result.parents = [self._sync(controller, resolved, p, m) for p, m in work]
         else:
@@ -139,6 +143,7 @@ class CompositeRunner:
             message = f"{failed.action.describe()} failed: {failed.error}"
             result.errors.append(f"{result.parent}: {message}")
             self.executor.record_event(parent, "SyncError", message)
+        self.progress.advance()
         return result
 
     def _sync_parent(self, ctx: Context, mode: Mode, result: ParentResult) -> None:

@@ -19,6 +19,7 @@ from reconcile.config import ReconcileSettings
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.execute import Executor
+from reconcile.runner.progress import Progress
 from reconcile.runner.results import PassResult, RunResult
 from reconcile.runner.snapshot import Snapshot
 from reconcile.runner.sources import LoadedControllers, load_controllers
@@ -35,7 +36,9 @@ class Runner:
         hooks: HookCaller | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        progress: Progress | None = None,
     ) -> None:
+        self.progress = progress
         self.cluster = cluster
         self.settings = settings
         self.hooks = hooks or HookCaller()
@@ -93,7 +96,7 @@ class Runner:
     def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
         snapshot = Snapshot(self.cluster, self.settings.page_size)
         runner = CompositeRunner(
-            self.cluster, self.hooks, executor, snapshot, self.settings.workers
+            self.cluster, self.hooks, executor, snapshot, self.settings.workers, self.progress
         )
         started, before = self.clock(), self.cluster.stats.snapshot()
         result = PassResult(number, [runner.run(c) for c in loaded.composite])
