@@ -128,6 +128,7 @@ class LiveCluster:
             body=body,
             auth_settings=["BearerToken"],
         )
+        started = time.monotonic()
         try:
             response = self._api.call_api(
                 method,
@@ -141,6 +142,8 @@ class LiveCluster:
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
+        finally:
+            self.stats.add_seconds(time.monotonic() - started)
         if response.status >= 400:
             raise error_from_status(response.status, data, response.headers.get("Retry-After"))
         return json.loads(data) if data else None

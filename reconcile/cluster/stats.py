@@ -13,10 +13,21 @@ class RequestStats:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._retries: Counter[str] = Counter()
+        self._seconds = 0.0
 
     def record(self, verb: str, resource: str) -> None:
         with self._lock:
             self._counts[(verb, resource)] += 1
+
+    def add_seconds(self, seconds: float) -> None:
+        """Time spent waiting for the server (summed over threads)."""
+        with self._lock:
+            self._seconds += seconds
+
+    @property
+    def seconds(self) -> float:
+        with self._lock:
+            return self._seconds
 
     def record_retry(self, verb: str) -> None:
         with self._lock:
@@ -66,3 +77,4 @@ class RequestStats:
         with self._lock:
             self._counts.clear()
             self._retries.clear()
+            self._seconds = 0.0

@@ -61,6 +61,7 @@ def _pass(pass_: PassResult) -> dict[str, Any]:
         "number": pass_.number,
         "durationSeconds": round(pass_.duration, 3),
         "requests": dict(pass_.requests),
+        "requestSeconds": round(pass_.request_seconds, 3),
         "controllers": [_controller(c) for c in pass_.controllers],
     }
 

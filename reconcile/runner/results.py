@@ -61,6 +61,7 @@ class PassResult:
     controllers: list[ControllerResult] = field(default_factory=list)
     duration: float = 0.0  # seconds
     requests: dict[str, int] = field(default_factory=dict)  # API requests this pass, by verb
+    request_seconds: float = 0.0  # waiting for the API server, summed over workers
 
     def parents(self) -> list[ParentResult]:
         return [p for c in self.controllers for p in c.parents]

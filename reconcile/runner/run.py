@@ -99,12 +99,14 @@ class Runner:
             self.cluster, self.hooks, executor, snapshot, self.settings.workers, self.progress
         )
         started, before = self.clock(), self.cluster.stats.snapshot()
+        waited = self.cluster.stats.seconds
         result = PassResult(number, [runner.run(c) for c in loaded.composite])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():
             sent[verb] += n
         result.requests = dict(sorted(sent.items()))
+        result.request_seconds = self.cluster.stats.seconds - waited
         return result
 
     def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:

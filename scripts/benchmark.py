@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Benchmark: N parents x K ConfigMap children, hooks served by a webhook on loopback.
+
+Runs `reconcile` (the real command, in a subprocess) twice per backend:
+  1. the cold run: every child is created (pass 1), then the status catches up (pass 2),
+     then a converged pass;
+  2. the steady-state run: a fresh process whose first pass finds nothing to do.
+and prints, per pass: wall time, API requests by verb, time waiting for the API server (summed
+over workers), hook calls and time in hooks, and per run: the reconcile process's CPU time and
+peak RSS, and (live) the CPU time of kube-apiserver + etcd.
+
+    .venv/bin/python scripts/benchmark.py --parents 1000 --children 5 [--backend live|memory|both]
+
+It is not a test: it prints figures. The live backend uses the test control plane
+(tests/support/controlplane.py), built on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GROUP = "bench.example.com"
+NAMESPACE = "bench"
+
+
+# -- the hook ------------------------------------------------------------------------------------
+
+
+def serve_hook(port: int, children: int) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            name = request["parent"]["metadata"]["name"]
+            observed = request["children"]["ConfigMap.v1"]
+            body = json.dumps(
+                {
+                    "status": {"configMaps": len(observed)},
+                    "children": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "ConfigMap",
+                            "metadata": {"name": f"{name}-{i}", "labels": {"bench": name}},
+                            "data": {"index": str(i), "parent": name},
+                        }
+                        for i in range(children)
+                    ],
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    print(f"serving on {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+def start_hook(children: int) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve-hook", "0", "--children", str(children)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    port = process.stdout.readline().split()[-1]
+    return process, f"http://127.0.0.1:{port}/sync"
+
+
+# -- the scenario ----------------------------------------------------------------------------
+
+
+def manifests(parents: int, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"benchparents.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "benchparents", "singular": "benchparent", "kind": "BenchParent"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    objects: list[dict[str, Any]] = [
+        crd,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+    ]
+    for i in range(parents):
+        name = f"p{i:05d}"
+        objects.append(
+            {
+                "apiVersion": f"{GROUP}/v1",
+                "kind": "BenchParent",
+                "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"selector": {"matchLabels": {"bench": name}}},
+            }
+        )
+    controller = {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "CompositeController",
+        "metadata": {"name": "bench"},
+        "spec": {
+            "parentResource": {"apiVersion": f"{GROUP}/v1", "resource": "benchparents"},
+            "childResources": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "updateStrategy": {"method": "InPlace"},
+                }
+            ],
+            "hooks": {"sync": {"webhook": {"url": url, "timeout": "30s"}}},
+        },
+    }
+    return objects, controller
+
+
+# -- measuring -----------------------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_reconcile(args: list[str], watch_pids: list[int]) -> dict[str, Any]:
+    before = {pid: cpu_seconds(pid) for pid in watch_pids}
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reconcile",
+            *args,
+            "--report-format",
+            "json",
+            "--log-level",
+            "warning",
+            "--qps",
+            "0",
+            "--workers",
+            "8",
+            "--max-duration",
+            "3600",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    out: list[str] = []
+    err: list[str] = []
+    readers = [
+        threading.Thread(target=lambda: out.append(process.stdout.read())),  # type: ignore[union-attr]
+        threading.Thread(target=lambda: err.append(process.stderr.read())),  # type: ignore[union-attr]
+    ]
+    for reader in readers:
+        reader.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    for reader in readers:
+        reader.join()
+    wall = time.monotonic() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"reconcile exited {code}:\n{''.join(err)[-3000:]}")
+    report = json.loads("".join(out))
+    return {
+        "report": report,
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "server_cpu": sum(cpu_seconds(pid) - before[pid] for pid in watch_pids),
+    }
+
+
+def describe_pass(pass_: dict[str, Any]) -> str:
+    hooks = [h for c in pass_["controllers"] for p in c["parents"] for h in p["hooks"]]
+    hook_seconds = sum(h["durationMs"] for h in hooks) / 1000
+    requests = ", ".join(f"{verb} {n}" for verb, n in pass_["requests"].items())
+    return (
+        f"wall {pass_['durationSeconds']:.2f} s; requests: {requests or 'none'} "
+        f"(waiting on the server {pass_['requestSeconds']:.1f} s summed over workers); "
+        f"hook calls {len(hooks)} ({hook_seconds:.1f} s summed)"
+    )
+
+
+def print_run(title: str, run: dict[str, Any], live: bool) -> None:
+    report = run["report"]
+    print(
+        f"  {title}: {len(report['passes'])} pass(es), process wall {run['wall']:.2f} s, "
+        f"reconcile CPU {run['cpu']:.2f} s, peak RSS {run['rss_mib']:.0f} MiB"
+        + (f", kube-apiserver+etcd CPU {run['server_cpu']:.2f} s" if live else "")
+    )
+    for pass_ in report["passes"]:
+        print(f"    pass {pass_['number']}: {describe_pass(pass_)}")
+
+
+# -- backends ------------------------------------------------------------------------------------
+
+
+def bench_memory(parents: int, children: int) -> None:
+    hook, url = start_hook(children)
+    try:
+        with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as tmp:
+            source, state = Path(tmp) / "source", Path(tmp) / "state"
+            source.mkdir()
+            objects, controller = manifests(parents, url)
+            (source / "objects.yaml").write_text(yaml.safe_dump_all(objects))
+            (Path(tmp) / "controller.yaml").write_text(yaml.safe_dump(controller))
+            cold = run_reconcile(
+                [
+                    "--local",
+                    str(source),
+                    "--controllers",
+                    str(Path(tmp) / "controller.yaml"),
+                    "--output-dir",
+                    str(state),
+                ],
+                [],
+            )
+            steady = run_reconcile(
+                ["--local", str(state), "-R", "--controllers", str(Path(tmp) / "controller.yaml")],
+                [],
+            )
+    finally:
+        hook.terminate()
+    print(f"memory backend, {parents} parents x {children} ConfigMaps")
+    print("  (the in-process API server's work is inside reconcile's own CPU time here)")
+    print_run("cold run", cold, live=False)
+    print_run("steady-state run", steady, live=False)
+
+
+def bench_live(parents: int, children: int) -> None:
+    from reconcile.cluster.kubeconfig import load_connection
+    from reconcile.cluster.live import LiveCluster, LiveOptions
+    from tests.support.controlplane import ADMIN_USER, TESTED_USER, ControlPlane, build
+    from tests.support.poll import eventually
+
+    plane = ControlPlane(build())
+    plane.start()
+    hook, url = start_hook(children)
+    try:
+        admin = LiveCluster(
+            load_connection(str(plane.kubeconfig), context=ADMIN_USER).configuration,
+            LiveOptions(qps=0),
+        )
+        objects, controller = manifests(parents, url)
+        for obj in objects:
+            resource = eventually(lambda o=obj: admin.discover(o["apiVersion"], o["kind"]))
+            admin.create(resource, obj)
+        with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as tmp:
+            path = Path(tmp) / "controller.yaml"
+            path.write_text(yaml.safe_dump(controller))
+            args = [
+                "--kubeconfig",
+                str(plane.kubeconfig),
+                "--context",
+                TESTED_USER,
+                "--controllers",
+                str(path),
+                "--no-cluster-controllers",
+            ]
+            servers = [plane.processes["kube-apiserver"].pid, plane.processes["etcd"].pid]
+            cold = run_reconcile(args, servers)
+            steady = run_reconcile(args, servers)
+    finally:
+        hook.terminate()
+        plane.stop()
+    print(
+        f"live backend (kube-apiserver 1.20 + etcd on loopback), {parents} parents x "
+        f"{children} ConfigMaps"
+    )
+    print_run("cold run", cold, live=True)
+    print_run("steady-state run", steady, live=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parents", type=int, default=1000)
+    parser.add_argument("--children", type=int, default=5)
+    parser.add_argument("--backend", choices=["memory", "live", "both"], default="both")
+    parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_hook is not None:
+        serve_hook(args.serve_hook, args.children)
+        return
+    if args.backend in ("memory", "both"):
+        bench_memory(args.parents, args.children)
+    if args.backend in ("live", "both"):
+        bench_live(args.parents, args.children)
+
+
+if __name__ == "__main__":
+    main()
