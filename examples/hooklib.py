@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Hook = Callable[[dict[str, Any]], dict[str, Any]]
@@ -37,7 +37,8 @@ def serve(hooks: dict[str, Hook], port: int) -> None:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = HTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
     print(f"serving on http://127.0.0.1:{server.server_address[1]}/", flush=True)
     server.serve_forever()
 

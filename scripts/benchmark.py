@@ -25,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
+
+from hooklib import serve  # noqa: E402 - the examples' webhook server, standard library only
+
+from tests.support.backends import crd_manifest  # noqa: E402
 
 GROUP = "bench.example.com"
 NAMESPACE = "bench"
@@ -42,38 +46,22 @@ NAMESPACE = "bench"
 
 
 def serve_hook(port: int, children: int) -> None:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            name = request["parent"]["metadata"]["name"]
-            observed = request["children"]["ConfigMap.v1"]
-            body = json.dumps(
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        name = request["parent"]["metadata"]["name"]
+        return {
+            "status": {"configMaps": len(request["children"]["ConfigMap.v1"])},
+            "children": [
                 {
-                    "status": {"configMaps": len(observed)},
-                    "children": [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "ConfigMap",
-                            "metadata": {"name": f"{name}-{i}", "labels": {"bench": name}},
-                            "data": {"index": str(i), "parent": name},
-                        }
-                        for i in range(children)
-                    ],
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"{name}-{i}", "labels": {"bench": name}},
+                    "data": {"index": str(i), "parent": name},
                 }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                for i in range(children)
+            ],
+        }
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    print(f"serving on {server.server_address[1]}", flush=True)
-    server.serve_forever()
+    serve({"sync": sync}, port)
 
 
 def start_hook(children: int) -> tuple[subprocess.Popen[str], str]:
@@ -83,38 +71,15 @@ def start_hook(children: int) -> tuple[subprocess.Popen[str], str]:
         text=True,
     )
     assert process.stdout is not None
-    port = process.stdout.readline().split()[-1]
-    return process, f"http://127.0.0.1:{port}/sync"
+    base = process.stdout.readline().split()[-1].rstrip("/")  # "serving on http://..."
+    return process, f"{base}/sync"
 
 
 # -- the scenario ----------------------------------------------------------------------------
 
 
 def manifests(parents: int, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"benchparents.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "benchparents", "singular": "benchparent", "kind": "BenchParent"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = crd_manifest(GROUP, "BenchParent", "benchparents")
     objects: list[dict[str, Any]] = [
         crd,
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},

@@ -4,7 +4,7 @@ responses to a list of actions. The runner does the I/O around them."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -22,6 +22,7 @@ from reconcile.objects.meta import (
     is_deleting,
     labels_of,
     metadata,
+    name_of,
     namespace_of,
     uid_of,
 )
@@ -265,12 +266,18 @@ class _ChildPlan:
     waits: list[str] = field(default_factory=list)
 
 
+# Finds an existing object by (child type key, namespace, name): the runner's in-memory index
+# of the pass's snapshot, for names the hook wants that this parent does not hold.
+Lookup = Callable[[str, str, str], Obj | None]
+
+
 def _child_actions(
     child_type: ChildType,
     claims: ClaimResult,
     desired: Mapping[str, Obj],
     parent: Obj,
     plan: _ChildPlan,
+    lookup: Lookup | None,
 ) -> None:
     """Ownership changes, deletes, creates and updates for one child type, added to `plan`."""
     resource, method = child_type.resource, child_type.rule.update_method
@@ -302,6 +309,8 @@ def _child_actions(
         observed = claims.observed.get(key)
         if observed is None:
             foreign = claims.foreign.get(key)
+            if foreign is None and lookup is not None:
+                foreign = lookup(child_type.key, namespace_of(obj), name_of(obj))
             if foreign is not None:
                 ref = controller_ref(foreign)
                 if is_deleting(foreign):
@@ -373,6 +382,7 @@ def plan_parent(
     selector: LabelSelector,
     claims: Mapping[str, ClaimResult],
     response: SyncResponse,
+    lookup: Lookup | None = None,
 ) -> Plan:
     """Every action for one parent, in execution order: finalizer, ownership changes, deletes,
     creates, updates, status, then the finalizer's removal once finalized."""
@@ -380,7 +390,12 @@ def plan_parent(
     children = _ChildPlan(problems=problems)
     for child_type in ctx.child_types:
         _child_actions(
-            child_type, claims[child_type.key], desired[child_type.key], ctx.parent, children
+            child_type,
+            claims[child_type.key],
+            desired[child_type.key],
+            ctx.parent,
+            children,
+            lookup,
         )
     if children.problems:
         raise PlanError(ctx.parent, children.problems)

@@ -24,7 +24,9 @@ def render(result: RunResult, fmt: ReportFormat, *, color: bool = False) -> str:
     if fmt is ReportFormat.TEXT:
         return render_text(result, color=color)
     if fmt is ReportFormat.JSON:
-        return json.dumps(report_dict(result), indent=2, ensure_ascii=False, default=str) + "\n"
+        # Compact: the C encoder is an order of magnitude faster on large runs (`jq .` indents).
+        compact = json.dumps(report_dict(result), ensure_ascii=False, separators=(",", ":"))
+        return compact + "\n"
     if fmt is ReportFormat.MARKDOWN:
         return render_markdown(result)
     raise AssertionError(fmt)  # pragma: no cover

@@ -15,6 +15,7 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.engine.composite import (
     ChildType,
     Context,
+    Lookup,
     Mode,
     PlanError,
     claim_children,
@@ -33,7 +34,7 @@ from reconcile.engine.responses import (
     parse_sync_response,
 )
 from reconcile.hooks import HookCaller, HookError
-from reconcile.objects.meta import Obj, identity, name_of, namespace_of
+from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
@@ -152,10 +153,9 @@ class CompositeRunner:
             return
         selector = parent_selector(ctx)
         related = self._related(ctx, result)
+        namespace = namespace_of(ctx.parent) if ctx.namespaced else None
         candidates = {
-            t.key: self.snapshot.in_namespace(
-                t.resource, namespace_of(ctx.parent) if ctx.namespaced else None
-            )
+            t.key: self.snapshot.claim_candidates(t.resource, uid_of(ctx.parent), namespace)
             for t in ctx.child_types
         }
         claims = claim_children(ctx, selector, candidates)
@@ -165,7 +165,7 @@ class CompositeRunner:
         response = self._call(hook, sync_request(ctx, claims, related, finalizing), result)
         sync = parse_sync_response(response, hook.name)
         result.resync_after = sync.resync_after
-        plan = plan_parent(ctx, mode, selector, claims, sync)
+        plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
         result.actions = self.executor.execute(plan.actions)
 
@@ -190,6 +190,14 @@ class CompositeRunner:
             )
         )
         return outcome.response
+
+    def _lookup(self, ctx: Context) -> Lookup:
+        resources = {t.key: t.resource for t in ctx.child_types}
+
+        def lookup(key: str, namespace: str, name: str) -> Obj | None:
+            return self.snapshot.find(resources[key], namespace, name)
+
+        return lookup
 
     def _related(self, ctx: Context, result: ParentResult) -> dict[str, dict[str, Obj]]:
         hook = ctx.controller.hooks.customize

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from reconcile.cluster.memory import MemoryCluster, dump_objects, load_manifests
 from reconcile.crds import CRD_DIR
-from reconcile.runner.sources import yaml_documents
 
 
 def seeded_cluster(paths: list[Path], *, recursive: bool = False) -> MemoryCluster:
@@ -16,15 +15,8 @@ def seeded_cluster(paths: list[Path], *, recursive: bool = False) -> MemoryClust
     or FileNotFoundError. The seeding requests are not counted in the run's cost.
     """
     cluster = MemoryCluster(stable_uids=True)
-    theirs = {
-        obj.get("metadata", {}).get("name")
-        for path in paths
-        for _, _, obj in yaml_documents(path, recursive=recursive)
-        if obj.get("kind") == "CustomResourceDefinition"
-    }
-    for crd in sorted(CRD_DIR.glob("*.yaml")):
-        if f"{crd.stem}.metacontroller.k8s.io" not in theirs:  # e.g. a reloaded --output-dir
-            load_manifests(cluster, crd)
+    # The manifests may carry these CRDs too (a reloaded --output-dir does): theirs then win.
+    load_manifests(cluster, CRD_DIR)
     for path in paths:
         load_manifests(cluster, path, recursive=recursive)
     cluster.stats.reset()

@@ -22,6 +22,8 @@ from reconcile.cluster.protocol import Cluster, list_all
 log = logging.getLogger(__name__)
 
 CONTROLLER_KINDS = frozenset({KIND})
+# libyaml's loader when PyYAML was built with it: several times faster on large directories.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -58,7 +60,7 @@ def yaml_documents(
     out: list[tuple[Path, int, dict[str, Any]]] = []
     for file in files:
         with file.open() as stream:
-            for index, doc in enumerate(yaml.safe_load_all(stream)):
+            for index, doc in enumerate(yaml.load_all(stream, Loader=_SafeLoader)):
                 if not isinstance(doc, dict):
                     continue
                 items = doc.get("items") if doc.get("kind") == "List" else [doc]

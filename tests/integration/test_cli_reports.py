@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from reconcile.cli import app
 from reconcile.report import REPORT_SCHEMA_VERSION
-from tests.support.backends import Backend
+from tests.support.backends import Backend, crd_manifest
 from tests.support.controlplane import TESTED_USER, ControlPlane
 
 SECRET_VALUE = "s3cr3t-" + uuid.uuid4().hex
@@ -45,30 +45,7 @@ def write_project(root: Path, group: str, namespace: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "hook.py").write_text(HOOK)
     documents = [
-        {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"vaults.{group}"},
-            "spec": {
-                "group": group,
-                "scope": "Namespaced",
-                "names": {"plural": "vaults", "singular": "vault", "kind": "Vault"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "subresources": {"status": {}},
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            }
-                        },
-                    }
-                ],
-            },
-        },
+        crd_manifest(group, "Vault", "vaults"),
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
         {
             "apiVersion": f"{group}/v1",

@@ -265,9 +265,12 @@ class _Loading:
             try:
                 created = self.cluster.create(info, obj)
             except AlreadyExists:
-                if info.group_resource != builtin.NAMESPACES:
+                if info.group_resource == builtin.NAMESPACES:
+                    created = self._merge_namespace(info, obj)
+                elif info.group_resource == builtin.CRDS:
+                    created = self._replace(info, obj)  # like kubectl apply: the manifest wins
+                else:
                     raise
-                created = self._merge_namespace(info, obj)
             restore_status = (
                 info.has_status
                 and status is not None
@@ -282,6 +285,12 @@ class _Loading:
         meta = metadata(created)
         self.uids[self.key_of(doc)] = str(meta.get("uid") or "")
         self.created.append(created)
+
+    def _replace(self, info: ResourceInfo, obj: Obj) -> Obj:
+        current = self.cluster.get(info, str(metadata(obj).get("name")))
+        wanted = {**clone(obj), "metadata": {**clone(metadata(obj)), "resourceVersion": ""}}
+        wanted["metadata"]["resourceVersion"] = metadata(current).get("resourceVersion")
+        return self.cluster.update(info, wanted)
 
     def _merge_namespace(self, info: ResourceInfo, obj: Obj) -> Obj:
         """A namespace that exists already (e.g. `default`) takes the manifest's labels and
