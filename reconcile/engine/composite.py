@@ -151,7 +151,7 @@ def customize_request(ctx: Context) -> dict[str, Any]:
 # -- planning ------------------------------------------------------------------------------
 
 
-def _desired_children(
+def desired_children(
     ctx: Context, selector: LabelSelector, response: SyncResponse
 ) -> tuple[dict[str, dict[str, Obj]], list[str]]:
     """The hook's children validated and completed, and every problem found."""
@@ -386,7 +386,7 @@ def plan_parent(
 ) -> Plan:
     """Every action for one parent, in execution order: finalizer, ownership changes, deletes,
     creates, updates, status, then the finalizer's removal once finalized."""
-    desired, problems = _desired_children(ctx, selector, response)
+    desired, problems = desired_children(ctx, selector, response)
     children = _ChildPlan(problems=problems)
     for child_type in ctx.child_types:
         _child_actions(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reconcile.api.composite import CompositeController
@@ -20,6 +20,7 @@ from reconcile.engine.composite import (
     PlanError,
     claim_children,
     customize_request,
+    desired_children,
     finalizer_actions,
     mode_for,
     parent_selector,
@@ -30,8 +31,20 @@ from reconcile.engine.keys import relative_key
 from reconcile.engine.responses import (
     RelatedRule,
     ResponseError,
+    SyncResponse,
     parse_customize_response,
     parse_sync_response,
+)
+from reconcile.engine.revisions import (
+    REVISION_API_VERSION,
+    claim_revisions,
+    selector_labels,
+)
+from reconcile.engine.rollout import (
+    apply_child_types,
+    plan_revisions,
+    plan_rollout,
+    rollout_response,
 )
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
@@ -52,6 +65,7 @@ class ControllerError(Exception):
 class Resolved:
     parent: ResourceInfo
     children: tuple[ChildType, ...]
+    revisions: ResourceInfo | None = None  # set when some child rule rolls out
 
 
 def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
@@ -66,11 +80,20 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
             f"{where}: spec.parentResource: {parent.group_resource} has no status subresource; "
             "add `subresources: {status: {}}` to its CRD version"
         )
+    revisions: ResourceInfo | None = None
     if controller.rolling:
-        raise ControllerError(
-            f"{where}: spec.childResources: rolling update methods (RollingRecreate, "
-            "RollingInPlace) are not supported by this version"
-        )
+        if not parent.namespaced:
+            raise ControllerError(
+                f"{where}: spec.childResources: rolling updates need a namespaced parent "
+                "(ControllerRevisions live in the parent's namespace)"
+            )
+        try:
+            revisions = cluster.discover(REVISION_API_VERSION, "controllerrevisions")
+        except ApiError as exc:
+            raise ControllerError(
+                f"{where}: rolling updates need the ControllerRevision CRD "
+                f"(kubectl apply -f manifests/crds/): {exc.message}"
+            ) from exc
     children = []
     for i, child_rule in enumerate(controller.children):
         try:
@@ -83,7 +106,7 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
                 f"and the parent {parent.group_resource} is namespaced"
             )
         children.append(ChildType(child_rule, info))
-    return Resolved(parent, tuple(children))
+    return Resolved(parent, tuple(children), revisions)
 
 
 class CompositeRunner:
@@ -133,7 +156,11 @@ class CompositeRunner:
         result = ParentResult(controller.name, identity(parent), mode.value)
         ctx = Context(controller, parent, resolved.parent, resolved.children)
         try:
-            self._sync_parent(ctx, mode, result)
+            if resolved.revisions is not None and mode is Mode.SYNC:
+                self._sync_rolling(ctx, resolved.revisions, result)
+            else:
+                # A parent being finalized tears down at its current spec: no rollout then.
+                self._sync_parent(ctx, mode, result)
         except (HookError, ResponseError, PlanError, ApiError) as exc:
             message = str(exc)
             result.errors.append(f"{result.parent}: {message}")
@@ -168,6 +195,64 @@ class CompositeRunner:
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
         result.actions = self.executor.execute(plan.actions)
+
+    def _sync_rolling(self, ctx: Context, revisions: ResourceInfo, result: ParentResult) -> None:
+        """Sync with rolling updates: the sync hook once per live revision, the rollout
+        decision, the revision writes (the recorded intent), then the children's actions."""
+        selector = parent_selector(ctx)
+        related = self._related(ctx, result)
+        namespace = namespace_of(ctx.parent)
+        candidates = {
+            t.key: self.snapshot.claim_candidates(t.resource, uid_of(ctx.parent), namespace)
+            for t in ctx.child_types
+        }
+        claims = claim_children(ctx, selector, candidates)
+        owned = claim_revisions(
+            ctx.parent,
+            ctx.parent_resource,
+            selector,
+            self.snapshot.in_namespace(revisions, namespace),
+        )
+        plan = plan_revisions(
+            ctx.parent,
+            ctx.parent_resource,
+            ctx.controller.parent.revision_field_paths,
+            owned,
+            ctx.child_types,
+            selector_labels(selector),
+        )
+        hook = ctx.controller.hooks.sync
+        responses: dict[str, SyncResponse] = {}
+        desired: dict[str, dict[str, dict[str, Obj]]] = {}
+        for live in plan.live:
+            seen_as = replace(ctx, parent=live.parent)
+            answer = self._call(hook, sync_request(seen_as, claims, related, False), result)
+            responses[live.name] = parse_sync_response(answer, hook.name)
+            children, problems = desired_children(seen_as, selector, responses[live.name])
+            if problems:
+                raise PlanError(ctx.parent, [f"revision {live.name}: {p}" for p in problems])
+            desired[live.name] = children
+        rollout = plan_rollout(
+            plan,
+            desired,
+            {k: c.observed for k, c in claims.items()},
+            ctx.child_types,
+            revision_resource=revisions,
+        )
+        result.rollout = rollout.summary
+        response = rollout_response(rollout, responses)
+        result.resync_after = response.resync_after
+        children_plan = plan_parent(
+            replace(ctx, child_types=apply_child_types(ctx.child_types)),
+            Mode.SYNC,
+            selector,
+            claims,
+            response,
+            self._lookup(ctx),
+        )
+        result.waits = rollout.waits + children_plan.waits
+        # The revisions first: if one write fails, no child is touched (Executor stops).
+        result.actions = self.executor.execute(rollout.writes + children_plan.actions)
 
     def _call(
         self, hook: HookSpec, request: dict[str, Any], result: ParentResult

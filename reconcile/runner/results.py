@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reconcile.engine.actions import Action
+from reconcile.engine.rollout import RolloutSummary
 
 
 class Outcome(StrEnum):
@@ -41,6 +42,7 @@ class ParentResult:
     waits: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     resync_after: float | None = None
+    rollout: RolloutSummary | None = None  # for controllers with rolling updates
 
     @property
     def writes(self) -> int:
