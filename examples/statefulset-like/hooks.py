@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run  # noqa: E402
+from hooklib import run
 
 
 def _ready(pod: dict[str, Any]) -> bool:

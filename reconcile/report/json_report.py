@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconcile.engine.rollout import RolloutSummary
 from reconcile.report.model import (
     ActionView,
     headline,
@@ -88,6 +89,18 @@ def _parent(parent: ParentResult) -> dict[str, Any]:
         "actions": [action_dict(view(a)) for a in parent.actions],
         "waits": list(parent.waits),
         "errors": list(parent.errors),
+        "rollout": _rollout(parent.rollout) if parent.rollout is not None else None,
+    }
+
+
+def _rollout(summary: RolloutSummary) -> dict[str, Any]:
+    return {
+        "latestRevision": summary.latest,
+        "onLatest": summary.on_latest,
+        "total": summary.total,
+        "moving": list(summary.moved),
+        "waitingFor": summary.waiting,
+        "revisions": [{"name": r.name, "children": r.children} for r in summary.revisions],
     }
 
 

@@ -171,6 +171,8 @@ def _parent(parent: ParentResult) -> str:
         lines += _hooks_table(parent.hooks)
     for result in parent.actions:
         lines += _action(view(result))
+    if parent.rollout is not None:
+        lines += [f"- rollout: {_md(parent.rollout.describe())}"]
     for wait in parent.waits:
         lines += [f"- ⏳ waits: {_md(wait)}"]
     for error in parent.errors:

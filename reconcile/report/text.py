@@ -147,6 +147,8 @@ class _Writer:
             self.hook(hook)
         for action in parent.actions:
             self.action(view(action))
+        if parent.rollout is not None:
+            self.line(("rollout: ", "cyan"), parent.rollout.describe(), indent=6)
         for wait in parent.waits:
             self.line(("! waits: ", "yellow"), wait, indent=6)
         for error in parent.errors:

@@ -4,8 +4,6 @@ backend)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,25 +12,14 @@ from reconcile.objects.meta import labels_of, metadata
 from tests.support.backends import Backend
 from tests.support.controllers import run
 from tests.support.examples import (
-    EXAMPLES,
     ExampleLoader,
-    serve_example_hooks,
-    webhook_controller,
+    controller_file,
 )
 
 
 @pytest.fixture(params=["command", "webhook"])
 def variant(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@contextmanager
-def controller_file(example: str, variant: str, tmp_path: Path) -> Iterator[Path]:
-    if variant == "command":
-        yield EXAMPLES / example / "controller.yaml"
-        return
-    with serve_example_hooks(example) as url:
-        yield webhook_controller(example, url, tmp_path)
 
 
 def assert_second_run_sends_no_writes(backend: Backend, controller: Path) -> None:

@@ -5,17 +5,21 @@ the finalize hook scales to zero."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
-from reconcile.cluster import NotFound, list_all
+import pytest
+import yaml
+
+from reconcile.cluster import AlreadyExists, NotFound, list_all
+from reconcile.crds import CRD_DIR
 from reconcile.objects.meta import metadata
 from tests.support.backends import Backend
 from tests.support.controllers import run
-from tests.support.examples import EXAMPLES, ExampleLoader
-from tests.support.kubelet import Kubelet
+from tests.support.examples import ExampleLoader, controller_file
+from tests.support.kubelet import Kubelet, ready
 from tests.support.poll import eventually
-
-CONTROLLER = EXAMPLES / "statefulset-like" / "controller.yaml"
 
 
 def revisions(backend: Backend, namespace: str) -> list[dict[str, object]]:
@@ -29,15 +33,16 @@ def updated_condition(parent: dict[str, object]) -> dict[str, str]:
     return next(c for c in status.get("conditions", []) if c["type"] == "Updated")
 
 
+@pytest.fixture(params=["command", "webhook"])
+def controller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    with controller_file("statefulset-like", str(request.param), tmp_path) as path:
+        yield path
+
+
 def test_a_template_change_rolls_one_pod_at_a_time(
-    backend: Backend, example: ExampleLoader, tmp_path: Path
+    backend: Backend, example: ExampleLoader, controller: Path
 ) -> None:
     crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-    from reconcile.crds import CRD_DIR
-    import contextlib
-    import yaml
-
-    from reconcile.cluster import AlreadyExists
 
     with contextlib.suppress(AlreadyExists):
         backend.admin.create(
@@ -52,7 +57,7 @@ def test_a_template_change_rolls_one_pod_at_a_time(
     pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
 
     with Kubelet(backend.admin, ns, expected=3) as kubelet:
-        result = run(backend, CONTROLLER, max_duration=30)
+        result = run(backend, controller, max_duration=30)
         assert result.errors == [] and result.converged
         eventually(lambda: len([1 for _ in kubelet.images()]) == 3, what="3 pods")
         assert set(kubelet.images().values()) == {"nginx:1.25"}
@@ -63,13 +68,17 @@ def test_a_template_change_rolls_one_pod_at_a_time(
         }
         assert sorted(claims) == ["data-web-0", "data-web-1", "data-web-2"]
         # Everything Ready before the change, so that the rollout starts from a healthy set.
-        eventually(lambda: kubelet.max_unavailable == 0 or kubelet.images(), what="ready")
+        pods = backend.admin.discover("v1", "pods")
+        eventually(
+            lambda: all(ready(p) for p in list_all(backend.admin, pods, namespace=ns).items),
+            what="the Pods to be Ready",
+        )
         kubelet.max_unavailable = 0
 
         parent = backend.admin.get(catsets, "web", namespace=ns)
         parent["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27"
         backend.admin.update(catsets, parent)
-        result = run(backend, CONTROLLER, max_duration=60, poll_interval=0.1)
+        result = run(backend, controller, max_duration=60, poll_interval=0.1)
         assert result.errors == [], result.errors
         assert set(kubelet.images().values()) == {"nginx:1.27"}
         assert kubelet.max_unavailable <= 1  # never two Pods down at once
@@ -85,7 +94,7 @@ def test_a_template_change_rolls_one_pod_at_a_time(
 
     # Deleting the CatSet: the finalize hook scales down one Pod at a time, then lets it go.
     backend.admin.delete(catsets, "web", namespace=ns)
-    result = run(backend, CONTROLLER, max_duration=60, poll_interval=0.1)
+    result = run(backend, controller, max_duration=60, poll_interval=0.1)
     assert result.errors == []
     assert len(result.passes) >= 4  # three Pods, one per pass, then the finalizer's removal
     with_pods = backend.admin.discover("v1", "pods")

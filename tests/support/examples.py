@@ -149,3 +149,12 @@ def webhook_controller(example: str, base_url: str, directory: Path) -> Path:
     path.write_text(text.replace("http://127.0.0.1:8080", base_url))
     yaml.safe_load(path.read_text())
     return path
+
+
+@contextmanager
+def controller_file(example: str, variant: str, tmp_path: Path) -> Iterator[Path]:
+    if variant == "command":
+        yield EXAMPLES / example / "controller.yaml"
+        return
+    with serve_example_hooks(example) as url:
+        yield webhook_controller(example, url, tmp_path)
