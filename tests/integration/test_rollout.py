@@ -6,6 +6,7 @@ the finalize hook scales to zero."""
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,11 +14,15 @@ import pytest
 import yaml
 
 from reconcile.cluster import AlreadyExists, NotFound, list_all
+from reconcile.cluster.types import ResourceInfo
+from reconcile.config import ReconcileSettings
 from reconcile.crds import CRD_DIR
 from reconcile.objects.meta import metadata
+from reconcile.runner.run import Runner
 from tests.support.backends import Backend
 from tests.support.controllers import run
-from tests.support.examples import ExampleLoader, controller_file
+from tests.support.crash import Crash, CrashingCluster
+from tests.support.examples import EXAMPLES, ExampleLoader, controller_file
 from tests.support.kubelet import Kubelet, ready
 from tests.support.poll import eventually
 
@@ -104,3 +109,138 @@ def test_a_template_change_rolls_one_pod_at_a_time(
         raise AssertionError("the CatSet is still there")
     except NotFound:
         pass
+
+
+def _setup(backend: Backend, example: ExampleLoader) -> tuple[str, ResourceInfo]:
+    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    with contextlib.suppress(AlreadyExists):
+        backend.admin.create(
+            crds, yaml.safe_load((CRD_DIR / "controllerrevisions.yaml").read_text())
+        )
+    eventually(
+        lambda: backend.cluster.discover("metacontroller.k8s.io/v1alpha1", "controllerrevisions")
+    )
+    loaded = example("statefulset-like", "crd.yaml", "catset.yaml")
+    return loaded.name("cats"), backend.admin.discover("example.com/v1", "catsets")
+
+
+def _set_image(backend: Backend, catsets: ResourceInfo, ns: str, image: str) -> None:
+    parent = backend.admin.get(catsets, "web", namespace=ns)
+    parent["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    backend.admin.update(catsets, parent)
+
+
+def _set_replicas(backend: Backend, catsets: ResourceInfo, ns: str, replicas: int) -> None:
+    parent = backend.admin.get(catsets, "web", namespace=ns)
+    parent["spec"]["replicas"] = replicas
+    backend.admin.update(catsets, parent)
+
+
+COMMAND = EXAMPLES / "statefulset-like" / "controller.yaml"
+
+
+def _finalize(backend: Backend, catsets: ResourceInfo, ns: str) -> None:
+    """Let the parent go (its finalize hook scales to zero) so the namespace can be cleaned."""
+    backend.admin.delete(catsets, "web", namespace=ns)
+    assert run(backend, COMMAND, max_duration=60, poll_interval=0.1).errors == []
+
+
+def test_the_budget_ends_mid_rollout_and_the_next_run_resumes_with_scaling(
+    backend: Backend, example: ExampleLoader
+) -> None:
+    ns, catsets = _setup(backend, example)
+    with Kubelet(backend.admin, ns, expected=3) as kubelet:
+        assert run(backend, COMMAND).converged
+        pods = backend.admin.discover("v1", "pods")
+        eventually(
+            lambda: (
+                all(ready(p) for p in list_all(backend.admin, pods, namespace=ns).items)
+                and len(kubelet.images()) == 3
+            ),
+            what="three Ready Pods",
+        )
+        # The kubelet stops making Pods Ready: the rollout must stop after one Pod.
+        kubelet.auto_ready = False
+        _set_image(backend, catsets, ns, "nginx:1.27")
+        mark = backend.mark()
+        dry = run(backend, COMMAND, dry_run=True)
+        assert backend.mutations_since(mark) == {}  # dry-run writes no revision either
+        pending = [a.action for p in dry.passes[0].parents() for a in p.actions]
+        assert [(a.kind.value, a.resource.kind) for a in pending][:2] == [
+            ("create", "ControllerRevision"),
+            ("update", "ControllerRevision"),
+        ]
+        result = run(backend, COMMAND, max_duration=1.5, poll_interval=0.1)
+        assert result.errors == [] and not result.converged
+        assert result.due_next_run and "waiting" in result.due_next_run[0]
+        images = kubelet.images()
+        assert sorted(images.values()) == ["nginx:1.25", "nginx:1.25", "nginx:1.27"]
+        assert len(revisions(backend, ns)) == 2
+        condition = updated_condition(backend.admin.get(catsets, "web", namespace=ns))
+        assert (condition["status"], condition["reason"]) == ("False", "RolloutWaiting")
+        assert "Ready" in condition["message"]
+        # Scale up during the rollout: the new Pod starts at the latest revision.
+        _set_replicas(backend, catsets, ns, 4)
+        run(backend, COMMAND, max_duration=1.0, poll_interval=0.1)
+        assert kubelet.images()["web-3"] == "nginx:1.27"
+        # Scale down during the rollout: the highest ordinals go, wherever they are.
+        _set_replicas(backend, catsets, ns, 2)
+        run(backend, COMMAND, max_duration=1.0, poll_interval=0.1)
+        eventually(lambda: sorted(kubelet.images()) == ["web-0", "web-1"], what="two Pods")
+        kubelet.expected = 2
+        kubelet.auto_ready = True
+        kubelet.max_unavailable = 0
+        result = run(backend, COMMAND, max_duration=60, poll_interval=0.1)
+        assert result.errors == [] and result.converged
+        assert set(kubelet.images().values()) == {"nginx:1.27"}
+        assert kubelet.max_unavailable <= 1
+    pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
+    claims = sorted(metadata(c)["name"] for c in list_all(backend.admin, pvcs, namespace=ns).items)
+    assert claims == [f"data-web-{i}" for i in range(4)]  # kept when scaling down
+    _finalize(backend, catsets, ns)
+
+
+def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
+    backend: Backend, example: ExampleLoader
+) -> None:
+    """The process dies after a random number of writes, run after run (a SIGKILL between two
+    requests); the parent changes again mid-way. Every run resumes from the revisions."""
+    ns, catsets = _setup(backend, example)
+    chance = random.Random(5)
+    with Kubelet(backend.admin, ns, expected=3) as kubelet:
+        assert run(backend, COMMAND).converged
+        eventually(lambda: len(kubelet.images()) == 3, what="three Pods")
+        pods = backend.admin.discover("v1", "pods")
+        eventually(
+            lambda: all(ready(p) for p in list_all(backend.admin, pods, namespace=ns).items),
+            what="three Ready Pods",
+        )
+        kubelet.max_unavailable = 0
+        _set_image(backend, catsets, ns, "nginx:1.27")
+        crashes = 0
+        for trial in range(60):
+            if trial == 6:
+                _set_image(backend, catsets, ns, "nginx:1.29")  # a new change mid-rollout
+            dying = CrashingCluster(backend.cluster, chance.randint(1, 3))
+            try:
+                Runner(
+                    dying,
+                    ReconcileSettings(
+                        controller_paths=(str(COMMAND),),
+                        controllers_from_cluster=False,
+                        workers=1,
+                        max_duration=30,
+                        poll_interval=0.1,
+                    ),
+                ).run()
+            except Crash:
+                crashes += 1
+                continue
+            break
+        else:
+            raise AssertionError("the rollout never finished")
+    assert crashes >= 6
+    assert kubelet.max_unavailable <= 1
+    assert set(kubelet.images().values()) == {"nginx:1.29"}
+    assert len(revisions(backend, ns)) == 1
+    _finalize(backend, catsets, ns)
