@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +25,9 @@ from reconcile.objects.meta import metadata
 from reconcile.runner.run import Runner
 from tests.support.backends import Backend
 from tests.support.controllers import run
+from tests.support.controlplane import TESTED_USER, ControlPlane
 from tests.support.crash import Crash, CrashingCluster
-from tests.support.examples import EXAMPLES, ExampleLoader, controller_file
+from tests.support.examples import EXAMPLES, ExampleLoader, controller_file, load_example
 from tests.support.kubelet import Kubelet, ready
 from tests.support.poll import eventually
 
@@ -47,18 +52,7 @@ def controller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]
 def test_a_template_change_rolls_one_pod_at_a_time(
     backend: Backend, example: ExampleLoader, controller: Path
 ) -> None:
-    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-
-    with contextlib.suppress(AlreadyExists):
-        backend.admin.create(
-            crds, yaml.safe_load((CRD_DIR / "controllerrevisions.yaml").read_text())
-        )
-    eventually(
-        lambda: backend.cluster.discover("metacontroller.k8s.io/v1alpha1", "controllerrevisions")
-    )
-    loaded = example("statefulset-like", "crd.yaml", "catset.yaml")
-    ns = loaded.name("cats")
-    catsets = backend.admin.discover("example.com/v1", "catsets")
+    ns, catsets = _setup(backend, example)
     pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
 
     with Kubelet(backend.admin, ns, expected=3) as kubelet:
@@ -111,15 +105,19 @@ def test_a_template_change_rolls_one_pod_at_a_time(
         pass
 
 
-def _setup(backend: Backend, example: ExampleLoader) -> tuple[str, ResourceInfo]:
+def _install_revision_crd(backend: Backend) -> None:
     crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-    with contextlib.suppress(AlreadyExists):
+    with contextlib.suppress(AlreadyExists):  # installed by an earlier test
         backend.admin.create(
             crds, yaml.safe_load((CRD_DIR / "controllerrevisions.yaml").read_text())
         )
     eventually(
         lambda: backend.cluster.discover("metacontroller.k8s.io/v1alpha1", "controllerrevisions")
     )
+
+
+def _setup(backend: Backend, example: ExampleLoader) -> tuple[str, ResourceInfo]:
+    _install_revision_crd(backend)
     loaded = example("statefulset-like", "crd.yaml", "catset.yaml")
     return loaded.name("cats"), backend.admin.discover("example.com/v1", "catsets")
 
@@ -244,3 +242,64 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
     assert set(kubelet.images().values()) == {"nginx:1.29"}
     assert len(revisions(backend, ns)) == 1
     _finalize(backend, catsets, ns)
+
+
+@pytest.mark.controlplane
+def test_sigkill_at_random_moments_on_the_real_control_plane(
+    live_backend: Backend, control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The real command, killed with SIGKILL at random moments, run after run."""
+    backend = live_backend
+    loaded = load_example(backend, "statefulset-like", "crd.yaml", "catset.yaml")
+    _install_revision_crd(backend)
+    catsets = backend.admin.discover("example.com/v1", "catsets")
+    ns = loaded.name("cats")
+    args = [
+        sys.executable,
+        "-m",
+        "reconcile",
+        "--kubeconfig",
+        str(control_plane.kubeconfig),
+        "--context",
+        TESTED_USER,
+        "--no-cluster-controllers",
+        "--controllers",
+        str(COMMAND),
+        "--max-duration",
+        "30",
+        "--poll-interval",
+        "0.1",
+        "--report-format",
+        "none",
+    ]
+    chance = random.Random(11)
+    try:
+        with Kubelet(backend.admin, ns, expected=3) as kubelet:
+            assert subprocess.run(args, capture_output=True, check=False).returncode == 0
+            pods = backend.admin.discover("v1", "pods")
+            eventually(
+                lambda: (
+                    len(kubelet.images()) == 3
+                    and all(ready(p) for p in list_all(backend.admin, pods, namespace=ns).items)
+                ),
+                what="three Ready Pods",
+            )
+            kubelet.max_unavailable = 0
+            _set_image(backend, catsets, ns, "nginx:1.27")
+            for _ in range(8):
+                process = subprocess.Popen(
+                    args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+                time.sleep(chance.uniform(0.2, 1.5))
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+            final = subprocess.run(args, capture_output=True, text=True, check=False)
+            assert final.returncode == 0, final.stderr
+            assert set(kubelet.images().values()) == {"nginx:1.27"}
+            assert kubelet.max_unavailable <= 1
+        assert len(revisions(backend, ns)) == 1
+        backend.admin.delete(catsets, "web", namespace=ns)
+        finish = subprocess.run(args, capture_output=True, text=True, check=False)
+        assert finish.returncode == 0, finish.stderr
+    finally:
+        loaded.cleanup()
