@@ -204,11 +204,29 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
     """The process dies after a random number of writes, run after run (a SIGKILL between two
     requests); the parent changes again mid-way. Every run resumes from the revisions."""
     ns, catsets = _setup(backend, example)
+    # A second CatSet in the same namespace: its Pods must come through untouched.
+    other = backend.admin.get(catsets, "web", namespace=ns)
+    other = {
+        "apiVersion": other["apiVersion"],
+        "kind": other["kind"],
+        "metadata": {"name": "api", "namespace": ns},
+        "spec": {
+            **other["spec"],
+            "selector": {"matchLabels": {"app": "api"}},
+            "template": {**other["spec"]["template"], "metadata": {"labels": {"app": "api"}}},
+        },
+    }
+    backend.admin.create(catsets, other)
     chance = random.Random(5)
-    with Kubelet(backend.admin, ns, expected=3) as kubelet:
+    with Kubelet(backend.admin, ns, expected=6) as kubelet:
         assert run(backend, COMMAND).converged
-        eventually(lambda: len(kubelet.images()) == 3, what="three Pods")
+        eventually(lambda: len(kubelet.images()) == 6, what="six Pods")
         pods = backend.admin.discover("v1", "pods")
+        theirs = {
+            metadata(p)["name"]: metadata(p)["uid"]
+            for p in list_all(backend.admin, pods, namespace=ns).items
+            if metadata(p)["name"].startswith("api-")
+        }
         eventually(
             lambda: all(ready(p) for p in list_all(backend.admin, pods, namespace=ns).items),
             what="three Ready Pods",
@@ -239,8 +257,17 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
             raise AssertionError("the rollout never finished")
     assert crashes >= 6
     assert kubelet.max_unavailable <= 1
-    assert set(kubelet.images().values()) == {"nginx:1.29"}
-    assert len(revisions(backend, ns)) == 1
+    images = kubelet.images()
+    assert {images[f"web-{i}"] for i in range(3)} == {"nginx:1.29"}
+    assert {images[f"api-{i}"] for i in range(3)} == {"nginx:1.25"}
+    after = {
+        metadata(p)["name"]: metadata(p)["uid"]
+        for p in list_all(backend.admin, pods, namespace=ns).items
+        if metadata(p)["name"].startswith("api-")
+    }
+    assert after == theirs  # the other parent's Pods were never deleted or replaced
+    assert len(revisions(backend, ns)) == 2  # one per parent
+    backend.admin.delete(catsets, "api", namespace=ns)
     _finalize(backend, catsets, ns)
 
 
