@@ -177,6 +177,10 @@ def test_the_budget_ends_mid_rollout_and_the_next_run_resumes_with_scaling(
         condition = updated_condition(backend.admin.get(catsets, "web", namespace=ns))
         assert (condition["status"], condition["reason"]) == ("False", "RolloutWaiting")
         assert "Ready" in condition["message"]
+        # Someone deletes a Pod still on the old revision: it comes back at its own revision.
+        backend.admin.delete(pods, "web-2", namespace=ns)
+        run(backend, COMMAND, max_duration=1.0, poll_interval=0.1)
+        assert kubelet.images()["web-2"] == "nginx:1.25"
         # Scale up during the rollout: the new Pod starts at the latest revision.
         _set_replicas(backend, catsets, ns, 4)
         run(backend, COMMAND, max_duration=1.0, poll_interval=0.1)
