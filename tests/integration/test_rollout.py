@@ -237,10 +237,11 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
         )
         kubelet.max_unavailable = 0
         _set_image(backend, catsets, ns, "nginx:1.27")
-        crashes = 0
-        for trial in range(60):
-            if trial == 6:
+        crashes, changed = 0, False
+        for _ in range(80):
+            if crashes == 2 and not changed:
                 _set_image(backend, catsets, ns, "nginx:1.29")  # a new change mid-rollout
+                changed = True
             dying = CrashingCluster(backend.cluster, chance.randint(1, 3))
             try:
                 Runner(
@@ -259,7 +260,7 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
             break
         else:
             raise AssertionError("the rollout never finished")
-    assert crashes >= 6
+    assert changed and crashes >= 3
     assert kubelet.max_unavailable <= 1
     images = kubelet.images()
     assert {images[f"web-{i}"] for i in range(3)} == {"nginx:1.29"}

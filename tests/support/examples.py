@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from reconcile.cluster import AlreadyExists, NotFound
+from reconcile.cluster import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
 from reconcile.runner.sources import yaml_documents
@@ -55,6 +55,14 @@ class LoadedExample:
         for obj in reversed(self.created):
             resource = self.backend.admin.discover(obj["apiVersion"], obj["kind"])
             meta = metadata(obj)
+            with contextlib.suppress(ApiError):
+                # A test that failed half-way may leave a controller's finalizer behind.
+                current = self.backend.admin.get(
+                    resource, meta["name"], namespace=meta.get("namespace")
+                )
+                if metadata(current).get("finalizers") and "." in obj["apiVersion"].split("/")[0]:
+                    current["metadata"]["finalizers"] = []
+                    self.backend.admin.update(resource, current)
             with contextlib.suppress(NotFound):
                 self.backend.admin.delete(resource, meta["name"], namespace=meta.get("namespace"))
         for obj in self.created:
