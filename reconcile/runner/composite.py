@@ -28,6 +28,7 @@ from reconcile.engine.composite import (
     sync_request,
 )
 from reconcile.engine.keys import relative_key
+from reconcile.engine.ownership import ClaimResult
 from reconcile.engine.responses import (
     RelatedRule,
     ResponseError,
@@ -49,6 +50,7 @@ from reconcile.engine.rollout import (
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.objects.selectors import LabelSelector
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
@@ -180,12 +182,7 @@ class CompositeRunner:
             return
         selector = parent_selector(ctx)
         related = self._related(ctx, result)
-        namespace = namespace_of(ctx.parent) if ctx.namespaced else None
-        candidates = {
-            t.key: self.snapshot.claim_candidates(t.resource, uid_of(ctx.parent), namespace)
-            for t in ctx.child_types
-        }
-        claims = claim_children(ctx, selector, candidates)
+        claims = self._claims(ctx, selector)
         finalizing = mode is Mode.FINALIZE
         hook = ctx.controller.hooks.finalize if finalizing else ctx.controller.hooks.sync
         assert hook is not None
@@ -196,17 +193,22 @@ class CompositeRunner:
         result.waits = plan.waits
         result.actions = self.executor.execute(plan.actions)
 
+    def _claims(self, ctx: Context, selector: LabelSelector) -> dict[str, ClaimResult]:
+        """Claims over the parent's own children and its namespace's orphans."""
+        namespace = namespace_of(ctx.parent) if ctx.namespaced else None
+        candidates = {
+            t.key: self.snapshot.claim_candidates(t.resource, uid_of(ctx.parent), namespace)
+            for t in ctx.child_types
+        }
+        return claim_children(ctx, selector, candidates)
+
     def _sync_rolling(self, ctx: Context, revisions: ResourceInfo, result: ParentResult) -> None:
         """Sync with rolling updates: the sync hook once per live revision, the rollout
         decision, the revision writes (the recorded intent), then the children's actions."""
         selector = parent_selector(ctx)
         related = self._related(ctx, result)
+        claims = self._claims(ctx, selector)
         namespace = namespace_of(ctx.parent)
-        candidates = {
-            t.key: self.snapshot.claim_candidates(t.resource, uid_of(ctx.parent), namespace)
-            for t in ctx.child_types
-        }
-        claims = claim_children(ctx, selector, candidates)
         owned = claim_revisions(
             ctx.parent,
             ctx.parent_resource,
