@@ -16,6 +16,7 @@ from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
 
 from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.apply import json_equal
 from reconcile.objects.meta import Obj
 from reconcile.objects.redact import (
     LAST_APPLIED_ANNOTATIONS,
@@ -150,21 +151,8 @@ def _diff(before: Any, after: Any, path: Path, out: list[Change]) -> None:
         for i in range(common, len(after)):
             out.append(Change((*path, i), ChangeOp.ADD, after=after[i]))
         return
-    if not same_json(before, after):
+    if not json_equal(before, after):
         out.append(Change(path, ChangeOp.CHANGE, before=before, after=after))
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: `true` is not `1`, but `2` is `2.0`."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict | list):
-        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    return bool(a == b)
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

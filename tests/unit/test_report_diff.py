@@ -8,6 +8,7 @@ from typing import Any
 import jsonpatch
 
 from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.apply import json_equal
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.report.diff import (
@@ -17,7 +18,6 @@ from reconcile.report.diff import (
     diff_lines,
     diff_values,
     dotted_path,
-    same_json,
     strip_noise,
 )
 
@@ -107,10 +107,10 @@ def test_lists_diff_by_index() -> None:
 
 
 def test_json_equality() -> None:
-    assert same_json(2, 2.0)
-    assert not same_json(True, 1)
-    assert not same_json("2", 2)
-    assert same_json({"a": [1]}, {"a": [1]})
+    assert json_equal(2, 2.0)
+    assert not json_equal(True, 1)
+    assert not json_equal("2", 2)
+    assert json_equal({"a": [1]}, {"a": [1]})
     assert diff_values({"a": True}, {"a": 1}) == [Change(("a",), ChangeOp.CHANGE, True, 1)]
 
 
