@@ -17,6 +17,7 @@ from reconcile.api.composite import (
 )
 from reconcile.api.errors import SpecError
 from reconcile.cluster.errors import NotFound
+from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
 
 log = logging.getLogger(__name__)
@@ -47,18 +48,8 @@ def yaml_documents(
     """(file, document index, object) for every object in a YAML file, or in the files of a
     directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
     `kind: List` is flattened. Raises OSError / yaml.YAMLError naming the file."""
-    files = [path]
-    if path.is_dir():
-        found = path.rglob("*") if recursive else path.iterdir()
-        files = sorted(
-            p
-            for p in found
-            if p.suffix in (".yaml", ".yml", ".json")
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-        )
     out: list[tuple[Path, int, dict[str, Any]]] = []
-    for file in files:
+    for file in manifest_files(path, recursive):
         with file.open() as stream:
             for index, doc in enumerate(yaml.load_all(stream, Loader=_SafeLoader)):
                 if not isinstance(doc, dict):
