@@ -6,16 +6,19 @@ No Kubernetes logic lives here.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from reconcile import __version__
+from reconcile.api.duration import parse_duration
 from reconcile.app import main_job
 from reconcile.config import (
     ConnectionSettings,
@@ -33,14 +36,70 @@ from reconcile.report.targets import parse_report_file
 
 log = logging.getLogger("reconcile")
 
+# typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
+UsageError: type[Exception] = typer.BadParameter.__mro__[1]
+
 HELP = (
     "Run Metacontroller-style controllers once against a cluster, then exit.\n\n"
     "The connection follows kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, "
     "then the in-cluster service account when running in a Pod. --local runs against an "
     "in-process cluster seeded from manifests instead.\n\n"
     "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
-    "1 errors; 2 changes pending (--dry-run only)."
+    "1 errors (usage errors included, and a run stopped by its --max-duration mid-pass); "
+    "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
+    "report of what was done is still written).\n\n"
+    "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
+    "Go durations (90s, 5m, 1h30m)."
 )
+
+
+class Command(TyperCommand):
+    """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
+    a CI step must never read a typo as pending changes."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+
+def _seconds(*, allow_zero: bool = False) -> Any:
+    """A parser for a duration option: seconds or a Go duration, finite, above zero."""
+
+    def parse(value: str) -> float:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            try:
+                seconds = parse_duration(text)
+            except ValueError:
+                raise typer.BadParameter(
+                    f"{value!r} is not a duration (seconds such as 90 or 0.5, or a Go "
+                    "duration such as 90s, 5m, 1h30m)"
+                ) from None
+        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+            raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
+        return seconds
+
+    return parse
+
+
+def _finite_non_negative(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise typer.BadParameter(f"{value!r}: must be a finite number, 0 or more")
+    return value
 
 
 class StdoutReport(StrEnum):
@@ -64,7 +123,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.command(help=HELP)
+@app.command(help=HELP, cls=Command)
 def run(
     kubeconfig: Annotated[
         str | None,
@@ -78,11 +137,19 @@ def run(
     ] = None,
     qps: Annotated[
         float,
-        typer.Option(help="Client-side limit on API requests per second (0: no limit)."),
+        typer.Option(
+            help="Client-side limit on API requests per second (0: no limit).",
+            callback=_finite_non_negative,
+        ),
     ] = 50.0,
-    burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.")] = 100,
+    burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.", min=1)] = 100,
     request_timeout: Annotated[
-        float, typer.Option("--request-timeout", help="Seconds before one API request gives up.")
+        float,
+        typer.Option(
+            "--request-timeout",
+            help="How long one API request may take before it gives up (e.g. 30, 30s).",
+            parser=_seconds(),
+        ),
     ] = 30.0,
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
@@ -121,13 +188,17 @@ def run(
         float,
         typer.Option(
             "--max-duration",
-            help="The run's time budget in seconds: passes continue (waits, resyncs) within it.",
+            help="The run's wall-clock limit (e.g. 300, 5m): passes continue (waits, resyncs) "
+            "within it, and every wait (requests, retries, hooks) is bounded by what is left.",
+            parser=_seconds(),
         ),
     ] = 300.0,
     poll_interval: Annotated[
         float,
         typer.Option(
-            "--poll-interval", help="Seconds between passes while waiting on the cluster."
+            "--poll-interval",
+            help="Between passes while waiting on the cluster (e.g. 2, 500ms).",
+            parser=_seconds(),
         ),
     ] = 2.0,
     local: Annotated[

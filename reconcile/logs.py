@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from reconcile.config import LogFormat, LoggingSettings
+from reconcile.secret_values import scrub
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and is structured data.
 _STANDARD_ATTRS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
@@ -38,7 +39,8 @@ class JsonFormatter(logging.Formatter):
         entry.update(_extras(record))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, sort_keys=False)
+        # Messages may quote hook output or API errors: no Secret value leaves through a log.
+        return scrub(json.dumps(entry, default=str, sort_keys=False))
 
 
 class TextFormatter(logging.Formatter):
@@ -49,7 +51,7 @@ class TextFormatter(logging.Formatter):
             line += " " + " ".join(f"{k}={v}" for k, v in extras.items())
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
-        return line
+        return scrub(line)
 
 
 def configure_logging(settings: LoggingSettings) -> None:

@@ -16,6 +16,7 @@ import pytest
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.kubeconfig import load_connection
 from reconcile.cluster.live import LiveCluster
+from reconcile.secret_values import SEEN
 from tests.support.backends import Backend
 from tests.support.controlplane import (
     ADMIN_USER,
@@ -27,6 +28,13 @@ from tests.support.controlplane import (
 from tests.support.examples import ExampleLoader, LoadedExample, load_example
 
 SKIP_VARIABLE = "RECONCILE_SKIP_CONTROL_PLANE"
+
+
+@pytest.fixture(autouse=True)
+def _forget_secret_values() -> Iterator[None]:
+    """The registry of Secret values seen is per process (a run is one): per test here."""
+    yield
+    SEEN.forget_all()
 
 
 def _skip_requested() -> bool:

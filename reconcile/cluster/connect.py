@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from reconcile.budget import Budget
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ConnectionSettings
 
 
-def connect_live(settings: ConnectionSettings) -> Cluster:
+def connect_live(settings: ConnectionSettings, budget: Budget | None = None) -> Cluster:
     # Imported here so that runs on the memory backend never load the kubernetes client.
     from reconcile.cluster.kubeconfig import load_connection
     from reconcile.cluster.live import LiveCluster, LiveOptions
@@ -15,4 +16,4 @@ def connect_live(settings: ConnectionSettings) -> Cluster:
     options = LiveOptions(
         qps=settings.qps, burst=settings.burst, request_timeout=settings.request_timeout
     )
-    return LiveCluster(connection.configuration, options)
+    return LiveCluster(connection.configuration, options, budget=budget)

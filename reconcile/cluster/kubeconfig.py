@@ -55,6 +55,8 @@ def load_connection(
         source = env_paths
     elif default_path.exists():
         source = str(default_path)
+    if source is not None:
+        _check_files(source, explicit=bool(kubeconfig))
     try:
         if source is not None:
             config.load_kube_config(
@@ -79,10 +81,36 @@ def load_connection(
                 "no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
                 "~/.kube/config, or run in a Pod with a service account"
             )
+    except NoConfiguration:
+        raise
     except config.ConfigException as exc:
-        raise NoConfiguration(f"kubeconfig {source or 'in-cluster'}: {exc}") from exc
+        raise NoConfiguration(f"kubeconfig {source or 'in-cluster'}: {_one_line(exc)}") from None
     except OSError as exc:
-        raise NoConfiguration(f"kubeconfig {source}: {exc}") from exc
+        raise NoConfiguration(f"kubeconfig {source}: {exc.strerror or exc}") from None
+    except Exception as exc:  # the client reports malformed files with whatever it hit
+        raise NoConfiguration(
+            f"kubeconfig {source or 'in-cluster'}: cannot be read: {type(exc).__name__}: "
+            f"{_one_line(exc)}"
+        ) from None
     # Retries are ours (reads only, honouring Retry-After); urllib3 must not retry on its own.
     configuration.retries = False
     return Connection(configuration=configuration, source=source, context=context)
+
+
+def _check_files(source: str, *, explicit: bool) -> None:
+    """A missing file named by --kubeconfig is an error naming it; in a $KUBECONFIG list,
+    missing files are skipped as kubectl skips them, unless none exists."""
+    paths = [p for p in source.split(os.pathsep) if p.strip()]
+    existing = [p for p in paths if Path(p).expanduser().is_file()]
+    if explicit or not existing:
+        for path in paths:
+            target = Path(path).expanduser()
+            if not target.exists():
+                where = "--kubeconfig" if explicit else "KUBECONFIG"
+                raise NoConfiguration(f"{where} {path}: no such file")
+            if not target.is_file():
+                raise NoConfiguration(f"kubeconfig {path}: not a file")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import urllib3
 from kubernetes import client
 
+from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.discovery import find_resource, parse_resource_list
 from reconcile.cluster.errors import (
     NotFound,
@@ -58,24 +59,32 @@ class LiveCluster:
         configuration: client.Configuration,
         options: LiveOptions | None = None,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.options = options or LiveOptions()
+        # Every wait is bounded by the run's budget, and wakes at once when it is cancelled.
+        self._budget = budget or Budget()
         configuration.connection_pool_maxsize = self.options.pool_size
+        # Retries are ours, bounded by the budget: urllib3's would sleep out any Retry-After.
+        configuration.retries = False
         if not configuration.verify_ssl:
             # The user chose insecure-skip-tls-verify; like kubectl, say so once, not per request.
             warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
             log.debug("TLS verification is off for %s", configuration.host)
         self._api = client.ApiClient(configuration)
         self._api.user_agent = "reconcile"
-        self._limiter = TokenBucket(self.options.qps, self.options.burst, sleep=sleep)
-        self._sleep = sleep
+        self._sleep: Callable[[float], None] = sleep or self._wait
+        self._limiter = TokenBucket(self.options.qps, self.options.burst, sleep=self._sleep)
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}
         self._discovery_lock = threading.Lock()
 
     def close(self) -> None:
         self._api.close()
+
+    def _wait(self, seconds: float) -> None:
+        self._budget.sleep(seconds)
 
     # -- transport ---------------------------------------------------------------------------
 
@@ -90,6 +99,7 @@ class LiveCluster:
     ) -> Any:
         attempt = 0
         while True:
+            self._budget.check(f"{method} {path}")
             try:
                 return self._send_once(verb, stats_key, method, path, query, body)
             except (TooManyRequests, Unavailable) as exc:
@@ -97,7 +107,17 @@ class LiveCluster:
                 if not retryable or attempt >= self.options.max_retries:
                     raise
                 delay = self._backoff(attempt, exc.retry_after)
-                log.debug("%s %s: %s; retrying in %.2fs", method, path, exc, delay)
+                if delay >= self._budget.remaining():
+                    raise  # waiting would outlast the run: fail now, with the server's answer
+                log.warning(
+                    "%s %s: %s; retry %d/%d in %.2fs",
+                    method,
+                    path,
+                    exc.message,
+                    attempt + 1,
+                    self.options.max_retries,
+                    delay,
+                )
                 self.stats.record_retry(verb)
                 self._sleep(delay)
                 attempt += 1
@@ -117,7 +137,7 @@ class LiveCluster:
         query: list[tuple[str, str]] | None,
         body: Any,
     ) -> Any:
-        self._limiter.acquire()
+        self._limiter.acquire(self._budget)
         self.stats.record(verb, stats_key)
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
         _, url, headers, body, _ = self._api.param_serialize(
@@ -128,6 +148,7 @@ class LiveCluster:
             body=body,
             auth_settings=["BearerToken"],
         )
+        timeout = self._budget.bound(self.options.request_timeout)
         started = time.monotonic()
         try:
             response = self._api.call_api(
@@ -135,12 +156,24 @@ class LiveCluster:
                 url,
                 header_params=headers,
                 body=body,
-                _request_timeout=self.options.request_timeout,
+                _request_timeout=timeout,
             )
             data = response.read()
         except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
+        except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
+            if timeout < self.options.request_timeout and self._budget.expired:
+                raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
+            raise Unavailable(
+                f"{method} {path}: no response within {timeout:g}s", status=0
+            ) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if _timed_out(exc):
+                if timeout < self.options.request_timeout and self._budget.expired:
+                    raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
+                raise Unavailable(
+                    f"{method} {path}: no response within {timeout:g}s", status=0
+                ) from exc
             raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
         finally:
             self.stats.add_seconds(time.monotonic() - started)
@@ -254,3 +287,16 @@ class LiveCluster:
             options["propagationPolicy"] = propagation.value
         path = resource.path(namespace if resource.namespaced else None, quote(name, safe=""))
         self._send("delete", resource.group_resource, "DELETE", path, body=options)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """urllib3 wraps a timeout in MaxRetryError / ProtocolError: look at the causes."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, urllib3.exceptions.TimeoutError | TimeoutError):
+            return True
+        reason = getattr(seen, "reason", None)
+        seen = reason if isinstance(reason, BaseException) else seen.__context__
+    return False

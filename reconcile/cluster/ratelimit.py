@@ -6,6 +6,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from reconcile.budget import Budget, BudgetExhausted
+
 
 class TokenBucket:
     """Blocks `acquire()` callers so that at most `qps` requests per second go out on average,
@@ -26,8 +28,10 @@ class TokenBucket:
         self._last = clock()
         self._lock = threading.Lock()
 
-    def acquire(self) -> float:
-        """Take one token, sleeping if needed; returns the time waited (seconds)."""
+    def acquire(self, budget: Budget | None = None) -> float:
+        """Take one token, sleeping if needed; returns the time waited (seconds). With a
+        `budget`, a wait longer than what is left of it raises BudgetExhausted and takes no
+        token."""
         if self.qps <= 0:
             return 0.0
         with self._lock:
@@ -36,6 +40,11 @@ class TokenBucket:
             self._last = now
             self._tokens -= 1.0
             wait = 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+            if budget is not None and wait > 0 and wait > budget.remaining():
+                self._tokens += 1.0
+                raise BudgetExhausted(
+                    f"a request (the rate limit asks to wait {wait:.1f}s)", budget.why()
+                )
         if wait > 0:
             self._sleep(wait)
         return wait

@@ -13,6 +13,7 @@ from reconcile.api.composite import ChildRule, CompositeController, UpdateMethod
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
+from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import SyncResponse
 from reconcile.objects.meta import (
@@ -199,6 +200,10 @@ def desired_children(
             problems.append(f"{where}: metadata.ownerReferences names another controller")
             continue
         meta["ownerReferences"] = [*refs, owner_reference(ctx.parent)]
+        too_big = child_size_problem(obj)
+        if too_big:
+            problems.append(f"{where}: {too_big}")
+            continue
         relative = relative_key(ctx.namespaced, obj)
         if relative in desired[key]:
             problems.append(f"{where}: {key} {relative!r} is listed twice")
@@ -373,6 +378,9 @@ def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
         return None
     after = copy.deepcopy(ctx.parent)
     after["status"] = new_status
+    too_big = status_size_problem(after)
+    if too_big:
+        raise PlanError(ctx.parent, [too_big])
     return Action(ActionKind.STATUS, ctx.parent_resource, ctx.parent, after, "status from the hook")
 
 

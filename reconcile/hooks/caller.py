@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from reconcile.api.hooks import HookSpec
+from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
 from reconcile.hooks.errors import HookResult
 from reconcile.hooks.webhook import WebhookTransport
@@ -23,19 +24,23 @@ class HookCaller:
     `max_429_retries` bounds the retries of a webhook answering 429; `sleep` waits out its
     Retry-After; `clock` times calls and ages the etag cache; `base_dir` is where a command's
     relative `working_dir` is resolved (and its default working directory; default: the current
-    directory).
+    directory). `budget` bounds every call and wait (default: unlimited).
     """
 
     def __init__(
         self,
         *,
         max_429_retries: int = 3,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         base_dir: Path | None = None,
+        budget: Budget | None = None,
     ) -> None:
-        self._webhooks = WebhookTransport(max_429_retries=max_429_retries, sleep=sleep, clock=clock)
-        self._commands = CommandTransport(base_dir=base_dir, clock=clock)
+        budget = budget or Budget()
+        self._webhooks = WebhookTransport(
+            max_429_retries=max_429_retries, sleep=sleep, clock=clock, budget=budget
+        )
+        self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
         self._lock = threading.Lock()
         self._calls = 0
 

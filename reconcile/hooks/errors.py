@@ -8,6 +8,9 @@ from typing import Any
 
 from reconcile.api.hooks import HookSpec
 
+#: The most a hook may answer (webhook body or command stdout): far above any real response,
+#: it keeps a broken or hostile hook from filling the run's memory.
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 #: How much of a response body goes into an error (whitespace collapsed).
 BODY_EXCERPT = 500
 #: How much of a command's stderr goes into an error (the tail).
@@ -22,7 +25,8 @@ class HookError(Exception):
     """A failed hook call.
 
     `reason` is a short machine word: 'timeout', 'http-status', 'bad-json', 'connection',
-    'exit-status', 'not-an-object' or 'spawn'. `message` names the controller, the hook and its
+    'exit-status', 'not-an-object', 'spawn' or 'too-large' (output over MAX_RESPONSE_BYTES).
+    `message` names the controller, the hook and its
     target. `status` is the HTTP status or the exit code (None when there is none). `excerpt`
     is an excerpt of the response body or the tail of stderr ("" when there is none), at most
     1000 characters; request and response bodies are never carried whole.

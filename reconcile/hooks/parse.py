@@ -7,6 +7,10 @@ from typing import Any
 
 from reconcile.api.hooks import HookSpec
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
+from reconcile.secret_values import remember_secrets
+
+#: How many starts of a JSON object a broken output is searched for, to learn its Secrets.
+_SALVAGE_TRIES = 20
 
 
 def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
@@ -15,6 +19,7 @@ def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except (ValueError, RecursionError) as exc:
+        remember_secrets_in(data)
         excerpt = head_excerpt(data)
         detail = f"{what} is not valid JSON ({_json_problem(exc)})"
         if excerpt:
@@ -29,7 +34,25 @@ def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
             f"{what} is a JSON {_json_type(value)}, not an object",
             excerpt=head_excerpt(data),
         )
+    remember_secrets(value)
     return value
+
+
+def remember_secrets_in(data: bytes) -> None:
+    """Output that is almost JSON (a response, then a debug line) still carries its Secrets'
+    values into the error's excerpt: decode the JSON objects it starts with, or that start a
+    line, and remember their Secrets so that the excerpt is scrubbed wherever it goes."""
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    starts = [i for i, c in enumerate(text) if c == "{" and (i == 0 or text[i - 1] == "\n")]
+    if text.lstrip().startswith("{"):
+        starts.insert(0, text.index("{"))
+    for start in starts[:_SALVAGE_TRIES]:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        remember_secrets(value)
 
 
 def _json_problem(exc: BaseException) -> str:

@@ -18,7 +18,15 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 
 from reconcile.api.hooks import HookSpec, WebhookSpec
-from reconcile.hooks.errors import HookError, HookResult, head_excerpt, one_line
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.errors import (
+    BODY_EXCERPT,
+    MAX_RESPONSE_BYTES,
+    HookError,
+    HookResult,
+    head_excerpt,
+    one_line,
+)
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.parse import parse_object
 
@@ -82,11 +90,13 @@ class WebhookTransport:
         self,
         *,
         max_429_retries: int = 3,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        budget: Budget | None = None,
     ) -> None:
         self.max_429_retries = max_429_retries
-        self._sleep = sleep
+        self._budget = budget or Budget()
+        self._sleep: Callable[[float], None] = sleep or self._wait
         self._clock = clock
         self.session = new_session()
         self.cache = EtagCache(clock)
@@ -94,6 +104,9 @@ class WebhookTransport:
     def close(self) -> None:
         self.session.close()
         self.cache.clear()
+
+    def _wait(self, seconds: float) -> None:
+        self._budget.sleep(seconds)
 
     def call(self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any]) -> HookResult:
         start = self._clock()
@@ -107,10 +120,20 @@ class WebhookTransport:
         attempts = 0
         while True:
             attempts += 1
-            response = self._post(hook, spec, data, headers)
+            response, timeout = self._post(hook, spec, data, headers)
             if response.status_code != 429 or attempts > self.max_429_retries:
                 break
-            delay = parse_retry_after(response.headers.get("Retry-After"))
+            response.close()  # streamed: give the connection back before waiting
+            asked = response.headers.get("Retry-After")
+            delay = parse_retry_after(asked)
+            if delay >= self._budget.remaining():
+                raise HookError(
+                    hook,
+                    "http-status",
+                    f"HTTP 429 Too Many Requests: the server asked to retry after "
+                    f"{asked or delay}s, past the end of the run's time budget",
+                    status=429,
+                )
             log.info(
                 "%s: %s hook %s answered 429 Too Many Requests; retry %d/%d in %gs",
                 hook.owner,
@@ -132,10 +155,13 @@ class WebhookTransport:
             attempts,
         )
         if status in (304, 412) and entry is not None:
+            response.close()
             body = parse_object(hook, entry.body, "cached response body")
             return HookResult(body, self._clock() - start, cached=True, attempts=attempts)
+        limit = MAX_RESPONSE_BYTES if status == 200 else BODY_EXCERPT * 4
+        content = self._read(hook, response, limit, timeout)
         if status != 200:
-            excerpt = head_excerpt(response.content)
+            excerpt = head_excerpt(content)
             detail = f"HTTP {status}"
             if response.reason:
                 detail += f" {response.reason}"
@@ -148,46 +174,83 @@ class WebhookTransport:
             detail += f": {one_line(excerpt)}" if excerpt else " (empty body)"
             raise HookError(hook, "http-status", detail, status=status, excerpt=excerpt)
 
-        body = parse_object(hook, response.content, "response body")
+        body = parse_object(hook, content, "response body")
         if key is not None:
             etag = response.headers.get("ETag")
             if etag:
-                self.cache.put(key, etag, response.content, spec.etag.cache_timeout_seconds)
+                self.cache.put(key, etag, content, spec.etag.cache_timeout_seconds)
             else:
                 self.cache.forget(key)
         return HookResult(body, self._clock() - start, attempts=attempts)
 
+    def _read(
+        self, hook: HookSpec, response: requests.Response, limit: int, timeout: float
+    ) -> bytes:
+        """The body, streamed: a 200 over MAX_RESPONSE_BYTES fails the call; another status
+        keeps only the start (the error's excerpt needs no more)."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_content(64 * 1024):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size <= limit:
+                    continue
+                if limit >= MAX_RESPONSE_BYTES:
+                    mib = MAX_RESPONSE_BYTES // (1024 * 1024)
+                    raise HookError(
+                        hook, "too-large", f"response body over the {mib} MiB limit on a hook"
+                    )
+                break
+        except requests.RequestException as exc:
+            raise self._transport_error(hook, exc, timeout, bounded=True) from None
+        finally:
+            response.close()
+        return b"".join(chunks)
+
     def _post(
         self, hook: HookSpec, spec: WebhookSpec, data: bytes, headers: dict[str, str]
-    ) -> requests.Response:
+    ) -> tuple[requests.Response, float]:
+        """The response (its body not read yet) and the timeout it was given."""
+        self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
+        timeout = self._budget.bound(spec.timeout)
         try:
-            return self.session.post(
+            response = self.session.post(
                 spec.url,
                 data=data,
                 headers=headers,
-                timeout=(spec.timeout, spec.timeout),
+                timeout=(timeout, timeout),
                 allow_redirects=False,
+                stream=True,
             )
-        except requests.ConnectTimeout:
-            raise HookError(
-                hook, "timeout", f"could not connect within the {spec.timeout:g}s timeout"
-            ) from None
-        except requests.Timeout:
-            raise HookError(
-                hook, "timeout", f"no response within the {spec.timeout:g}s timeout"
-            ) from None
-        except requests.ConnectionError as exc:
-            if _is_read_timeout(exc):
-                raise HookError(
-                    hook, "timeout", f"response stalled beyond the {spec.timeout:g}s timeout"
-                ) from None
-            raise HookError(
-                hook, "connection", f"connection failed: {_connection_problem(exc)}"
-            ) from None
         except requests.RequestException as exc:
-            raise HookError(
-                hook, "connection", f"request failed: {_connection_problem(exc)}"
-            ) from None
+            bounded = timeout < spec.timeout
+            raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
+        return response, timeout
+
+    def _transport_error(
+        self, hook: HookSpec, exc: requests.RequestException, timeout: float, *, bounded: bool
+    ) -> Exception:
+        """BudgetExhausted when the request timed out because the run's budget ended (its
+        timeout was cut short by it), else the HookError saying what went wrong."""
+        timed_out = isinstance(exc, requests.Timeout) or _is_read_timeout(exc)
+        if timed_out and bounded and self._budget.expired:
+            return BudgetExhausted(
+                f"{hook.owner}: {hook.name} hook {hook.target}", self._budget.why()
+            )
+        return _hook_error(hook, exc, timeout)
+
+
+def _hook_error(hook: HookSpec, exc: requests.RequestException, timeout: float) -> HookError:
+    if isinstance(exc, requests.ConnectTimeout):
+        return HookError(hook, "timeout", f"could not connect within the {timeout:g}s timeout")
+    if isinstance(exc, requests.Timeout):
+        return HookError(hook, "timeout", f"no response within the {timeout:g}s timeout")
+    if isinstance(exc, requests.ConnectionError):
+        if _is_read_timeout(exc):
+            return HookError(hook, "timeout", f"response stalled beyond the {timeout:g}s timeout")
+        return HookError(hook, "connection", f"connection failed: {_connection_problem(exc)}")
+    return HookError(hook, "connection", f"request failed: {_connection_problem(exc)}")
 
 
 def _is_read_timeout(exc: BaseException) -> bool:

@@ -6,6 +6,7 @@ Pure and dependency-free apart from the standard library, so any layer can reuse
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -114,3 +115,46 @@ def _redact_last_applied(text: Any) -> Any:
     if not isinstance(recorded, dict):
         return REDACTED
     return json.dumps(redact_secret(recorded), separators=(",", ":"), sort_keys=True)
+
+
+# --- free text (error excerpts, log lines) -----------------------------------------------------
+
+# A `"data": {` or `"stringData": {` opening, then the map's body up to its `}` or the end of the
+# excerpt (excerpts are cut anywhere). Plain JSON: the body's strings may hold braces. Inside a
+# JSON string (a last-applied annotation quoted in an error), quotes are escaped: `\"`.
+_STRING = r'"(?:[^"\\]|\\.)*(?:"|$)'
+_PLAIN_MAP = re.compile(r'("(?:data|stringData)"\s*:\s*\{)((?:' + _STRING + r'|[^{}"])*)(\}|$)')
+_PLAIN_ENTRY = re.compile(r"(" + _STRING + r"\s*:\s*)" + _STRING)
+_ESCAPED_MAP = re.compile(r'(\\+"(?:data|stringData)\\+"\s*:\s*\{)([^{}]*)(\}|$)')
+_ESCAPED_ENTRY = re.compile(r'(\\+"[^"\\]*\\+"\s*:\s*)(\\+")(?:.*?\2(?=\s*[,}]|\s*$)|.*$)')
+
+
+# The API server's JSON decoder quotes the raw request bytes around an error, e.g.
+# `error found in #10 byte of ...|rd":"s3cr3t"}|..., bigger context ...|{"data":{"pa|...`: the
+# bytes may be a piece of a Secret's value that no other rule can recognise.
+_DECODER_CONTEXT = re.compile(r"\.\.\.\|.*?\|\.\.\.", re.DOTALL)
+
+
+def redact_text(text: str) -> str:
+    """`text` with the values of every `data` / `stringData` map written in it as JSON replaced
+    by `<redacted>`: for excerpts of hook output, webhook bodies and API errors, whose objects
+    cannot be parsed (they are cut, or not quite JSON). ConfigMap data written the same way is
+    redacted too: a free-text excerpt cannot tell them apart, so it errs on the safe side."""
+    if "...|" in text:
+        text = _DECODER_CONTEXT.sub(f"...|{REDACTED}|...", text)
+    if "ata" not in text:  # fast path: neither "data" nor "stringData" appears
+        return text
+    text = _PLAIN_MAP.sub(_redact_plain_map, text)
+    return _ESCAPED_MAP.sub(_redact_escaped_map, text)
+
+
+def _redact_plain_map(match: re.Match[str]) -> str:
+    body = _PLAIN_ENTRY.sub(lambda e: f'{e.group(1)}"{REDACTED}"', match.group(2))
+    return match.group(1) + body + match.group(3)
+
+
+def _redact_escaped_map(match: re.Match[str]) -> str:
+    body = _ESCAPED_ENTRY.sub(
+        lambda e: f"{e.group(1)}{e.group(2)}{REDACTED}{e.group(2)}", match.group(2)
+    )
+    return match.group(1) + body + match.group(3)

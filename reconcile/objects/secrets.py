@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
+import json
 
 from reconcile.objects.meta import Obj
 
@@ -27,3 +29,27 @@ def fold_string_data(obj: Obj) -> Obj:
         data[key] = base64.b64encode(str(value).encode()).decode()
     folded["data"] = data
     return folded
+
+
+def undecodable_data(obj: Obj) -> str | None:
+    """The API server's refusal of a Secret whose `data` holds a value that is not base64
+    (a 400, worded as kube-apiserver words it, raw bytes quoted), or None."""
+    data = obj.get("data") if is_secret(obj) else None
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        try:
+            base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            position = next((i for i, c in enumerate(text) if c not in _BASE64), len(text))
+            return (
+                'Secret in version "v1" cannot be handled as a Secret: v1.Secret.Data: decode '
+                f"base64: illegal base64 data at input byte {position}, error found in #10 byte "
+                f'of ...|"{key}":"{text[:10]}|..., bigger context ...|{{"data":{{"{key}":'
+                f'"{text[:40]}|...'
+            )
+    return None
+
+
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")

@@ -11,6 +11,7 @@ from reconcile.report.model import (
     ms,
     outcome,
     split_parent,
+    stop_note,
     totals,
     view,
 )
@@ -38,7 +39,10 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "durationSeconds": round(result.duration, 3),
         "hookCalls": result.hook_calls,
         "requests": dict(result.requests),
+        "interrupted": result.interrupted,
+        "stopped": stop_note(result),
         "loadErrors": list(result.load_errors),
+        "warnings": list(result.warnings),
         "dueNextRun": list(result.due_next_run),
         "errors": list(result.errors),
         "summary": {

@@ -25,6 +25,7 @@ from reconcile.report.model import (
     parent_summary,
     plural,
     requests_summary,
+    stop_note,
     symbol,
     totals,
     view,
@@ -32,8 +33,6 @@ from reconcile.report.model import (
 from reconcile.runner.results import HookCall, ParentResult, RunResult
 
 MARKDOWN_LIMIT = 1024 * 1024  # bytes; GitHub's limit for a step summary
-DIFF_LINES = 300  # per action; the rest is summarised as `... N more lines`
-LINE_CHARS = 2000  # per diff line
 LIST_ITEMS = 100  # errors and due resyncs listed in the head
 _NOTE_RESERVE = 512  # bytes kept free for the truncation note
 
@@ -98,6 +97,9 @@ def _head(result: RunResult, t: Totals) -> str:
         f"{result.duration:.2f} s",
     ]
     lines = [f"### reconcile: {headline(t)}", "", " · ".join(facts), ""]
+    note = stop_note(result)
+    if note:
+        lines += [f"> **Stopped:** {_md(note)}", ""]
     rows: list[tuple[str, str]] = [
         ("Parents synced", str(t.parents)),
         ("Changes pending", _by_kind(t, ActionState.PENDING)),
@@ -114,6 +116,7 @@ def _head(result: RunResult, t: Totals) -> str:
     lines += [f"| {name} | {_md(value)} |" for name, value in rows]
     lines.append("")
     lines += _listing("Errors", result.errors)
+    lines += _listing("Warnings", result.warnings)
     lines += _listing("Due at the next run", result.due_next_run)
     return "\n".join(lines) + "\n"
 
@@ -201,11 +204,7 @@ def _action(action: ActionView) -> list[str]:
     ]
     if action.error:
         lines += [f"❌ failed: {_md(action.error)}", ""]
-    body = [f"{sign} {text}" for sign, text in action.lines()]
-    if len(body) > DIFF_LINES:
-        more = len(body) - DIFF_LINES
-        body = [*body[:DIFF_LINES], f"  ... {more} more lines"]
-    body = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " ..." for line in body]
+    body = [f"{sign} {text}" for sign, text in action.bounded_lines()]
     fence = _fence(body)
     lines += [fence + "diff", *body, fence, ""]
     return lines

@@ -10,6 +10,9 @@ from reconcile.engine.actions import ActionKind
 from reconcile.report.diff import ActionDiff, DiffLine, action_diff, diff_lines
 from reconcile.runner.results import ActionResult, Outcome, ParentResult, RunResult
 
+DIFF_LINES = 300  # per action; the rest is summarised as `... N more lines`
+LINE_CHARS = 2000  # per diff line
+
 
 class ActionState(StrEnum):
     APPLIED = "applied"
@@ -64,6 +67,17 @@ class ActionView:
 
     def lines(self) -> list[DiffLine]:
         return diff_lines(self.result.action, self.diff)
+
+    def bounded_lines(self) -> list[DiffLine]:
+        """The diff lines, at most DIFF_LINES of at most LINE_CHARS characters each: a report
+        stays readable (and its size bounded) whatever a hook returns."""
+        lines = self.lines()
+        if len(lines) > DIFF_LINES:
+            lines = [*lines[:DIFF_LINES], (" ", f"  ... {len(lines) - DIFF_LINES} more lines")]
+        return [
+            (sign, text if len(text) <= LINE_CHARS else text[:LINE_CHARS] + " ...")
+            for sign, text in lines
+        ]
 
 
 def view(result: ActionResult) -> ActionView:
@@ -204,3 +218,19 @@ def kind_rows(t: Totals) -> list[tuple[str, int, int, int]]:
         if applied or pending or failed:
             rows.append((kind, applied, pending, failed))
     return rows
+
+
+def stop_note(result: RunResult) -> str | None:
+    """Why the run did not finish its work, when it did not (None otherwise)."""
+    if result.fatal:
+        return "nothing was changed: the run could not start (see the errors)"
+    if not result.interrupted:
+        return None
+    cause = (
+        "the run's time budget ended mid-pass"
+        if result.interrupted == "budget"
+        else f"interrupted by {result.interrupted}"
+    )
+    not_synced = sum(p.not_synced for p in result.passes)
+    detail = f"; {plural(not_synced, 'parent')} not synced" if not_synced else ""
+    return f"{cause}: this report shows what was done until then{detail}"

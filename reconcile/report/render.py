@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from enum import StrEnum
 
 from reconcile.report.json_report import report_dict
 from reconcile.report.markdown import render_markdown
 from reconcile.report.text import render_text
-from reconcile.runner.results import RunResult
+from reconcile.runner.results import (
+    ActionResult,
+    ControllerResult,
+    HookCall,
+    ParentResult,
+    PassResult,
+    RunResult,
+)
+from reconcile.secret_values import scrub
 
 
 class ReportFormat(StrEnum):
@@ -21,6 +30,7 @@ def render(result: RunResult, fmt: ReportFormat, *, color: bool = False) -> str:
     """The report of a run in `fmt`. `color` (ANSI escapes) applies to TEXT only. Secret
     values are redacted in every format."""
     fmt = ReportFormat(fmt)  # also accepts the plain string, e.g. from a CLI option
+    result = scrubbed(result)
     if fmt is ReportFormat.TEXT:
         return render_text(result, color=color)
     if fmt is ReportFormat.JSON:
@@ -30,3 +40,54 @@ def render(result: RunResult, fmt: ReportFormat, *, color: bool = False) -> str:
     if fmt is ReportFormat.MARKDOWN:
         return render_markdown(result)
     raise AssertionError(fmt)  # pragma: no cover
+
+
+def scrubbed(result: RunResult) -> RunResult:
+    """A copy of `result` whose free text (errors, waits, hook errors) has every Secret value
+    scrubbed: excerpts of hook output and API errors may quote them. Objects are redacted by
+    the diff itself, structurally."""
+    return replace(
+        result,
+        load_errors=_texts(result.load_errors),
+        due_next_run=_texts(result.due_next_run),
+        warnings=_texts(result.warnings),
+        passes=[_pass(p) for p in result.passes],
+    )
+
+
+def _texts(texts: list[str]) -> list[str]:
+    return [scrub(t) for t in texts]
+
+
+def _pass(pass_: PassResult) -> PassResult:
+    return replace(pass_, controllers=[_controller(c) for c in pass_.controllers])
+
+
+def _controller(controller: ControllerResult) -> ControllerResult:
+    return replace(
+        controller,
+        errors=_texts(controller.errors),
+        parents=[_parent(p) for p in controller.parents],
+    )
+
+
+def _parent(parent: ParentResult) -> ParentResult:
+    if not (parent.errors or parent.waits or any(h.error for h in parent.hooks)) and not any(
+        a.error for a in parent.actions
+    ):
+        return parent
+    return replace(
+        parent,
+        errors=_texts(parent.errors),
+        waits=_texts(parent.waits),
+        hooks=[_hook(h) for h in parent.hooks],
+        actions=[_action(a) for a in parent.actions],
+    )
+
+
+def _hook(hook: HookCall) -> HookCall:
+    return replace(hook, error=scrub(hook.error)) if hook.error else hook
+
+
+def _action(action: ActionResult) -> ActionResult:
+    return replace(action, error=scrub(action.error)) if action.error else action

@@ -24,6 +24,7 @@ from reconcile.report.model import (
     ms,
     parent_summary,
     requests_summary,
+    stop_note,
     symbol,
     totals,
     view,
@@ -112,6 +113,11 @@ class _Writer:
         mode = "dry run" if result.dry_run else "run"
         style = "bold red" if t.errors else ("bold yellow" if t.pending else "bold green")
         self.line(("reconcile " + mode + ": ", "bold"), (headline(t), style))
+        note = stop_note(result)
+        if note:
+            self.line(("! stopped: ", "bold red"), note)
+        for warning in result.warnings:
+            self.line(("! warning: ", "bold yellow"), warning)
         for pass_ in result.passes:
             if len(result.passes) > 1:
                 self.line()
@@ -182,7 +188,7 @@ class _Writer:
         )
         if action.error:
             self.line(("! failed: ", "bold red"), action.error, indent=10)
-        for sign, text in action.lines():
+        for sign, text in action.bounded_lines():
             self.line((f"{sign} {text}", _LINE_STYLES.get(sign, "")), indent=10)
 
     def summary(self, result: RunResult, t: Totals) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from reconcile.api.composite import CompositeController
 from reconcile.api.hooks import HookSpec
+from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.composite import (
@@ -122,6 +123,8 @@ class CompositeRunner:
         snapshot: Snapshot,
         workers: int,
         progress: Progress | None = None,
+        *,
+        budget: Budget | None = None,
     ) -> None:
         self.progress = progress or NoProgress()
         self.cluster = cluster
@@ -129,25 +132,56 @@ class CompositeRunner:
         self.executor = executor
         self.snapshot = snapshot
         self.workers = max(1, workers)
+        self.budget = budget or Budget()
 
-    def run(self, controller: CompositeController) -> ControllerResult:
+    def run(
+        self, controller: CompositeController, contested: dict[str, list[str]] | None = None
+    ) -> ControllerResult:
+        """Sync every parent of `controller`, except those another controller selects too
+        (`contested`: parent uid -> controller names), which get an error naming both."""
         result = ControllerResult(controller.name, resync_period=controller.resync_period)
         try:
+            self.budget.check(f"CompositeController {controller.name}")
             resolved = resolve(self.cluster, controller)
             parents = self.snapshot.objects(resolved.parent)
+        except BudgetExhausted:
+            result.stopped = True  # the run stopped before this controller's turn
+            return result
         except (ControllerError, ApiError) as exc:
             result.errors.append(str(exc))
             return result
         work = [(p, mode_for(controller, p)) for p in parents]
         work = [(p, m) for p, m in work if m is not Mode.SKIP]
         self.progress.start(controller.name, len(work))
+        contested = contested or {}
+
+        def sync(parent: Obj, mode: Mode) -> ParentResult | None:
+            if self.budget.expired:
+                return None  # counted as not synced: the run is stopping
+            rivals = contested.get(uid_of(parent)) if mode is Mode.SYNC else None
+            if rivals:
+                return self._refuse_contested(controller, parent, mode, rivals)
+            return self._sync(controller, resolved, parent, mode)
+
         if self.workers == 1 or len(work) <= 1:
-            result.parents = [self._sync(controller, resolved, p, m) for p, m in work]
+            synced = [sync(p, m) for p, m in work]
         else:
             with ThreadPoolExecutor(self.workers, thread_name_prefix="parent") as pool:
-                result.parents = list(
-                    pool.map(lambda pm: self._sync(controller, resolved, *pm), work)
-                )
+                synced = list(pool.map(lambda pm: sync(*pm), work))
+        result.parents = [p for p in synced if p is not None]
+        result.not_synced = len(synced) - len(result.parents)
+        return result
+
+    def _refuse_contested(
+        self, controller: CompositeController, parent: Obj, mode: Mode, rivals: list[str]
+    ) -> ParentResult:
+        result = ParentResult(controller.name, identity(parent), mode.value)
+        result.errors.append(
+            f"{result.parent}: selected by more than one CompositeController "
+            f"({', '.join(rivals)}: their parentResource.labelSelectors all match); none of "
+            "them syncs it until the selectors are made disjoint"
+        )
+        self.progress.advance()
         return result
 
     # -- one parent ----------------------------------------------------------------------------
@@ -163,6 +197,12 @@ class CompositeRunner:
             else:
                 # A parent being finalized tears down at its current spec: no rollout then.
                 self._sync_parent(ctx, mode, result)
+        except BudgetExhausted as exc:
+            # Stopping is not this parent's failure: no Event, and what was applied is listed.
+            result.interrupted = True
+            result.errors.append(f"{result.parent}: {exc}")
+            self.progress.advance()
+            return result
         except (HookError, ResponseError, PlanError, ApiError) as exc:
             message = str(exc)
             result.errors.append(f"{result.parent}: {message}")
@@ -178,7 +218,7 @@ class CompositeRunner:
 
     def _sync_parent(self, ctx: Context, mode: Mode, result: ParentResult) -> None:
         if mode is Mode.REMOVE_FINALIZER:
-            result.actions = self.executor.execute(finalizer_actions(ctx, mode))
+            self.executor.execute(finalizer_actions(ctx, mode), result.actions)
             return
         selector = parent_selector(ctx)
         related = self._related(ctx, result)
@@ -191,7 +231,7 @@ class CompositeRunner:
         result.resync_after = sync.resync_after
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
-        result.actions = self.executor.execute(plan.actions)
+        self.executor.execute(plan.actions, result.actions)
 
     def _claims(self, ctx: Context, selector: LabelSelector) -> dict[str, ClaimResult]:
         """Claims over the parent's own children and its namespace's orphans."""
@@ -254,7 +294,7 @@ class CompositeRunner:
         )
         result.waits = rollout.waits + children_plan.waits
         # The revisions first: if one write fails, no child is touched (Executor stops).
-        result.actions = self.executor.execute(rollout.writes + children_plan.actions)
+        self.executor.execute(rollout.writes + children_plan.actions, result.actions)
 
     def _call(
         self, hook: HookSpec, request: dict[str, Any], result: ParentResult

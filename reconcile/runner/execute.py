@@ -8,39 +8,50 @@ import logging
 import time
 from datetime import UTC, datetime
 
+from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.meta import Obj, metadata, name_of, namespace_of, uid_of
 from reconcile.runner.results import ActionResult
+from reconcile.secret_values import scrub
 
 log = logging.getLogger(__name__)
 
 
 class Executor:
-    def __init__(self, cluster: Cluster, *, dry_run: bool) -> None:
+    def __init__(self, cluster: Cluster, *, dry_run: bool, budget: Budget | None = None) -> None:
         self.cluster = cluster
         self.dry_run = dry_run
+        self.budget = budget or Budget()
 
-    def execute(self, actions: list[Action]) -> list[ActionResult]:
+    def execute(
+        self, actions: list[Action], results: list[ActionResult] | None = None
+    ) -> list[ActionResult]:
         """Run the actions in order; stop at the first failure (later actions assume earlier
-        ones happened). Writes to the same object are chained: each one carries the
-        resourceVersion the previous one returned."""
-        results: list[ActionResult] = []
+        ones happened) or when the run's budget ends. Writes to the same object are chained:
+        each one carries the resourceVersion the previous one returned. Results are appended
+        to `results` as they happen, so an interrupted run still reports what it applied."""
+        results = results if results is not None else []
         versions: dict[tuple[str, str, str], str] = {}
         for i, action in enumerate(actions):
             if self.dry_run:
                 results.append(ActionResult(action, applied=False))
                 continue
             try:
+                self.budget.check(action.describe())
                 returned = self._send(action, versions)
-            except ApiError as exc:
+            except (ApiError, BudgetExhausted) as exc:
                 results.append(ActionResult(action, applied=False, error=str(exc)))
+                stopped = isinstance(exc, BudgetExhausted)
+                why = exc.why if isinstance(exc, BudgetExhausted) else "an earlier action failed"
                 results += [
-                    ActionResult(a, applied=False, error="not attempted: an earlier action failed")
+                    ActionResult(a, applied=False, error=f"not attempted: {why}")
                     for a in actions[i + 1 :]
                 ]
+                if stopped:
+                    raise exc
                 break
             if returned is not None:
                 versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
@@ -73,12 +84,12 @@ class Executor:
 
     def record_event(self, involved: Obj, reason: str, message: str) -> None:
         """A Warning Event on the object (kubectl describe shows it). Best effort."""
-        if self.dry_run:
+        if self.dry_run or self.budget.expired:
             return
         try:
             events = self.cluster.discover("v1", "events")
             self.cluster.create(events, warning_event(involved, reason, message))
-        except ApiError as exc:
+        except (ApiError, BudgetExhausted) as exc:
             log.warning("could not record a %s event on %s: %s", reason, name_of(involved), exc)
 
 
@@ -109,7 +120,7 @@ def warning_event(involved: Obj, reason: str, message: str) -> Obj:
             if v
         },
         "reason": reason,
-        "message": message[:1024],
+        "message": scrub(message)[:1024],
         "type": "Warning",
         "source": {"component": "reconcile"},
         "reportingComponent": "reconcile",

@@ -1,10 +1,11 @@
-"""The embedded default: a `memory` cluster seeded from manifests, and its YAML dump."""
+"""The embedded default: a `memory` cluster seeded from manifests (its YAML dump is
+`output_dir`'s)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reconcile.cluster.memory import MemoryCluster, dump_objects, load_manifests
+from reconcile.cluster.memory import MemoryCluster, load_manifests
 from reconcile.crds import CRD_DIR
 
 
@@ -21,8 +22,3 @@ def seeded_cluster(paths: list[Path], *, recursive: bool = False) -> MemoryClust
         load_manifests(cluster, path, recursive=recursive)
     cluster.stats.reset()
     return cluster
-
-
-def write_objects(cluster: MemoryCluster, directory: Path) -> list[Path]:
-    """Every object as YAML under `directory` (stale files from an earlier dump removed)."""
-    return dump_objects(cluster, directory, prune=True)

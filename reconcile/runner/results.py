@@ -43,6 +43,7 @@ class ParentResult:
     errors: list[str] = field(default_factory=list)
     resync_after: float | None = None
     rollout: RolloutSummary | None = None  # for controllers with rolling updates
+    interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
 
     @property
     def writes(self) -> int:
@@ -55,6 +56,8 @@ class ControllerResult:
     parents: list[ParentResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # the controller as a whole could not run
     resync_period: float | None = None
+    not_synced: int = 0  # parents not reached because the run stopped (budget, signal)
+    stopped: bool = False  # the run stopped before this controller's parents were listed
 
 
 @dataclass
@@ -67,6 +70,16 @@ class PassResult:
 
     def parents(self) -> list[ParentResult]:
         return [p for c in self.controllers for p in c.parents]
+
+    @property
+    def not_synced(self) -> int:
+        return sum(c.not_synced for c in self.controllers)
+
+    @property
+    def cut_short(self) -> bool:
+        return any(c.stopped for c in self.controllers) or any(
+            p.interrupted for p in self.parents()
+        )
 
     @property
     def writes(self) -> int:
@@ -102,7 +115,13 @@ class PassResult:
 class RunResult:
     dry_run: bool
     passes: list[PassResult] = field(default_factory=list)
-    load_errors: list[str] = field(default_factory=list)
+    load_errors: list[str] = field(default_factory=list)  # controllers not loaded; see `fatal`
+    # The inputs given could not be read as given: the run made no pass and wrote nothing.
+    fatal: bool = False
+    warnings: list[str] = field(default_factory=list)  # objects ignored, and why
+    # Why the run stopped before finishing its work: "SIGINT", "SIGTERM" or "budget" (the
+    # time budget ended mid-pass); None when it finished (or only waited past its budget).
+    interrupted: str | None = None
     due_next_run: list[str] = field(default_factory=list)  # resyncs past the budget
     converged: bool = False
     duration: float = 0.0

@@ -3,7 +3,8 @@
 A pass lists everything afresh, so every parent is synced every pass. Another pass follows at
 once when the last one wrote something, after `poll_interval` when it is waiting on the cluster
 (e.g. a child still being deleted), and at the earliest requested resync when that falls inside
-the budget. Resyncs past the budget are reported as due at the next run.
+the budget. A pass that would not finish within the budget (judging by the slowest so far) is
+not started. Resyncs past the budget are reported as due at the next run.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
+from reconcile.runner.contested import contested_parents
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import Progress
 from reconcile.runner.results import PassResult, RunResult
@@ -35,15 +39,18 @@ class Runner:
         *,
         hooks: HookCaller | None = None,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         progress: Progress | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.progress = progress
         self.cluster = cluster
         self.settings = settings
-        self.hooks = hooks or HookCaller()
+        self.budget = budget or Budget(settings.max_duration, clock)
+        self.hooks = hooks or HookCaller(budget=self.budget)
         self.clock = clock
-        self.sleep = sleep
+        # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
+        self.sleep = sleep or self.budget.sleep
 
     def load(self) -> LoadedControllers:
         return load_controllers(
@@ -59,16 +66,29 @@ class Runner:
         started = self.clock()
         deadline = started + self.settings.max_duration
         result = RunResult(dry_run=self.settings.dry_run)
-        loaded = self.load()
-        result.load_errors = list(loaded.errors)
-        for error in loaded.errors:
-            log.error("%s", error)
+        try:
+            loaded = self.load()
+        except (ApiError, BudgetExhausted) as exc:
+            return self._stopped(
+                result, started, f"the controllers could not be read from the cluster: {exc}"
+            )
+        result.load_errors = list(loaded.fatal) + list(loaded.errors)
+        result.warnings = list(loaded.warnings)
+        for warning in loaded.warnings:  # errors are logged once, with the run's summary
+            log.warning("%s", warning)
+        if loaded.fatal:
+            log.error("the inputs cannot be read as given: nothing was changed")
+            return self._stopped(result, started)
         if not loaded.composite:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
-        executor = Executor(self.cluster, dry_run=self.settings.dry_run)
+        executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
         while True:
             current = self._pass(len(result.passes) + 1, loaded, executor)
             result.passes.append(current)
+            if self.budget.interrupted_by or current.not_synced or current.cut_short:
+                result.interrupted = self.budget.interrupted_by or "budget"
+                log.warning("pass %d stopped: %s", current.number, self.budget.why())
+                break
             log.info(
                 "pass %d: %d parents, %d writes, %d errors",
                 current.number,
@@ -82,25 +102,52 @@ class Runner:
             next_at, due = self._next_pass_at(current, self.clock())
             if next_at is None:
                 break
-            if next_at >= deadline:
-                result.due_next_run = due
+            # A pass is started only when it can finish within the budget, judging by the
+            # slowest pass so far: a run that is only waiting ends cleanly, not mid-pass.
+            longest = max(p.duration for p in result.passes)
+            if next_at + longest >= deadline:
+                result.due_next_run = due or ["the next pass (it would not finish in the budget)"]
                 break
             self.sleep(max(0.0, next_at - self.clock()))
+            if self.budget.interrupted_by:
+                result.interrupted = self.budget.interrupted_by
+                result.due_next_run = due
+                break
+        return self._finish(result, started)
+
+    def _finish(self, result: RunResult, started: float) -> RunResult:
         result.duration = self.clock() - started
         result.requests = self.cluster.stats.by_verb()
         result.hook_calls = self.hooks.calls
-        last = result.passes[-1]
-        result.converged = not (last.writes or last.pending or last.waits or result.errors)
+        last = result.passes[-1] if result.passes else None
+        result.converged = last is not None and not (
+            last.writes or last.pending or last.waits or result.errors or result.interrupted
+        )
         return result
+
+    def _stopped(self, result: RunResult, started: float, error: str = "") -> RunResult:
+        """A run that could not start its passes: nothing was written."""
+        if error:
+            result.load_errors.append(error)
+        result.fatal = True
+        result.interrupted = self.budget.interrupted_by
+        return self._finish(result, started)
 
     def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
         snapshot = Snapshot(self.cluster, self.settings.page_size)
         runner = CompositeRunner(
-            self.cluster, self.hooks, executor, snapshot, self.settings.workers, self.progress
+            self.cluster,
+            self.hooks,
+            executor,
+            snapshot,
+            self.settings.workers,
+            self.progress,
+            budget=self.budget,
         )
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
-        result = PassResult(number, [runner.run(c) for c in loaded.composite])
+        contested = contested_parents(self.cluster, snapshot, loaded.composite)
+        result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

@@ -9,6 +9,7 @@ from collections import defaultdict
 from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.secret_values import remember_secrets
 
 
 class Snapshot:
@@ -32,6 +33,8 @@ class Snapshot:
         with self._resource_lock(resource):
             if resource not in self._objects:
                 items = list_all(self._cluster, resource, page_size=self._page_size).items
+                if resource.kind == "Secret":
+                    remember_secrets(items)  # so that no error text or log can quote them
                 self._index(resource, items)
             return self._objects[resource]
 

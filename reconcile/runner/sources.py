@@ -19,27 +19,38 @@ from reconcile.api.errors import SpecError
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.objects.yamltext import load_documents
 
 log = logging.getLogger(__name__)
 
 CONTROLLER_KINDS = frozenset({KIND})
-# libyaml's loader when PyYAML was built with it: several times faster on large directories.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# metacontroller.k8s.io kinds this version cannot run yet: refused, never silently dropped.
+UNSUPPORTED_KINDS = frozenset({"DecoratorController", "MapController"})
+# What a --controllers file may hold besides controllers without a warning.
+_QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerRevision"})
 
 
 @dataclass
 class LoadedControllers:
     composite: list[CompositeController] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # invalid specs: skipped, reported
+    # Invalid controllers read from the cluster: skipped and reported, the others run (one
+    # team's broken controller must not stop everyone's).
+    errors: list[str] = field(default_factory=list)
+    # The inputs given on the command line cannot be read as given (a missing path, broken
+    # YAML, an invalid or unsupported controller in a file, --controller naming nothing): the
+    # run must write nothing.
+    fatal: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # objects ignored, and why
     sources: list[str] = field(default_factory=list)
     only: frozenset[str] = frozenset()  # --controller: errors of other controllers don't count
+    from_files: bool = False  # this source is files given on the command line
 
     def spec_error(self, obj: dict[str, Any], error: SpecError) -> None:
         name = str((obj.get("metadata") or {}).get("name") or "")
         if self.only and name not in self.only:
             log.debug("skipping %s, not selected: %s", name, error)
             return
-        self.errors.append(str(error))
+        (self.fatal if self.from_files else self.errors).append(str(error))
 
 
 def yaml_documents(
@@ -47,15 +58,15 @@ def yaml_documents(
 ) -> list[tuple[Path, int, dict[str, Any]]]:
     """(file, document index, object) for every object in a YAML file, or in the files of a
     directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
-    `kind: List` is flattened. Raises OSError / yaml.YAMLError naming the file."""
+    `kind: List` is flattened. Raises OSError / ValueError (YamlError) naming the file."""
     out: list[tuple[Path, int, dict[str, Any]]] = []
     for file in manifest_files(path, recursive):
-        with file.open() as stream:
-            for index, doc in enumerate(yaml.load_all(stream, Loader=_SafeLoader)):
-                if not isinstance(doc, dict):
-                    continue
-                items = doc.get("items") if doc.get("kind") == "List" else [doc]
-                out.extend((file, index, item) for item in items or [] if isinstance(item, dict))
+        documents = load_documents(file.read_text(encoding="utf-8"), str(file))
+        for index, doc in enumerate(documents):
+            if not isinstance(doc, dict):
+                continue
+            items = doc.get("items") if doc.get("kind") == "List" else [doc]
+            out.extend((file, index, item) for item in items or [] if isinstance(item, dict))
     return out
 
 
@@ -63,30 +74,59 @@ def _is_controller(obj: dict[str, Any]) -> bool:
     return obj.get("apiVersion") == API_VERSION and obj.get("kind") in CONTROLLER_KINDS
 
 
+def _describe(obj: dict[str, Any], where: str) -> str:
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else ""
+    return f"{obj.get('kind') or '(no kind)'} {name or '(no name)'} ({where})"
+
+
 def load_from_files(
-    paths: list[Path], loaded: LoadedControllers, *, recursive: bool = False
+    paths: list[Path],
+    loaded: LoadedControllers,
+    *,
+    recursive: bool = False,
+    option: str = "--controllers",
 ) -> None:
+    """Controllers from files. `option` names the source in messages; in `--controllers`
+    files anything that is not a controller is named as ignored (in `--local` manifests it is
+    what the controllers act on)."""
+    loaded.from_files = True
     for path in paths:
         if not path.exists():
-            loaded.errors.append(f"--controllers {path}: no such file or directory")
+            loaded.fatal.append(f"{option} {path}: no such file or directory")
             continue
         try:
             documents = yaml_documents(path, recursive=recursive)
-        except (OSError, yaml.YAMLError) as exc:
-            loaded.errors.append(f"--controllers {path}: {exc}")
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            loaded.fatal.append(f"{option} {path}: {_one_line(exc)}")
             continue
         loaded.sources.append(str(path))
         for file, index, obj in documents:
+            where = f"{file}#{index}"
+            kind = obj.get("kind")
+            if obj.get("apiVersion") == API_VERSION and kind in UNSUPPORTED_KINDS:
+                loaded.fatal.append(
+                    f"{_describe(obj, where)}: {kind} is not supported by this version of "
+                    "reconcile; remove it from the inputs or run a version that supports it"
+                )
+                continue
             if not _is_controller(obj):
+                if option == "--controllers" and kind not in _QUIET_IN_CONTROLLER_FILES:
+                    loaded.warnings.append(
+                        f"{option}: ignored {_describe(obj, where)}: not a controller"
+                    )
                 continue
             try:
                 controller = parse_composite_controller(
-                    obj, source=f"{file}#{index}", base_dir=str(file.parent.resolve())
+                    obj, source=where, base_dir=str(file.parent.resolve())
                 )
             except SpecError as exc:
                 loaded.spec_error(obj, exc)
                 continue
             loaded.composite.append(controller)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
@@ -118,7 +158,9 @@ def _unique(loaded: LoadedControllers, source: LoadedControllers) -> list[Compos
     """Within one source a name may appear once; duplicates are errors and none of them runs."""
     names = [c.name for c in source.composite]
     for name in sorted({n for n in names if names.count(n) > 1}):
-        loaded.errors.append(f"{KIND} {name}: defined more than once; none of them runs")
+        where = ", ".join(c.source for c in source.composite if c.name == name)
+        problem = f"{KIND} {name}: defined more than once ({where}); none of them runs"
+        (loaded.fatal if source.from_files else loaded.errors).append(problem)
     return [c for c in source.composite if names.count(c.name) == 1]
 
 
@@ -142,16 +184,51 @@ def load_controllers(
         layers.append(("the cluster", cluster_source))
     for what, source_paths in (("--local", manifest_paths or []), ("--controllers", paths)):
         file_source = LoadedControllers(only=only)
-        load_from_files(source_paths, file_source, recursive=recursive)
+        load_from_files(source_paths, file_source, recursive=recursive, option=what)
         layers.append((what, file_source))
     controllers: list[CompositeController] = []
     for what, source in layers:
         loaded.errors += source.errors
+        loaded.fatal += source.fatal
+        loaded.warnings += source.warnings
         loaded.sources += source.sources
         controllers = _layer(controllers, _unique(loaded, source), what)
     if only:
         for name in sorted(only - {c.name for c in controllers}):
-            loaded.errors.append(f"--controller {name}: no such controller")
+            loaded.fatal.append(f"--controller {name}: no such controller")
         controllers = [c for c in controllers if c.name in only]
+    controllers = _without_certain_overlaps(controllers, loaded)
     loaded.composite = sorted(controllers, key=lambda c: c.name)
     return loaded
+
+
+def parent_kind(controller: CompositeController) -> tuple[str, str]:
+    """(API group, resource) of the parents: versions of one resource are the same objects."""
+    group = controller.parent.api_version.rpartition("/")[0]
+    return group, controller.parent.resource
+
+
+def _without_certain_overlaps(
+    controllers: list[CompositeController], loaded: LoadedControllers
+) -> list[CompositeController]:
+    """Two controllers of one parent resource without label selectors would both sync every
+    parent, each undoing the other: an error naming both, and neither runs. (With selectors,
+    the runner refuses each parent that both select.)"""
+    unselective: dict[tuple[str, str], list[CompositeController]] = {}
+    for controller in controllers:
+        if controller.parent.label_selector.empty:
+            unselective.setdefault(parent_kind(controller), []).append(controller)
+    refused: set[str] = set()
+    for (group, resource), same in unselective.items():
+        if len(same) < 2:
+            continue
+        names = sorted(c.name for c in same)
+        refused.update(names)
+        problem = (
+            f"{KIND}s {' and '.join(names)} both sync every {resource}"
+            f"{'.' + group if group else ''} (neither has parentResource.labelSelector); "
+            "neither runs"
+        )
+        from_files = any(c.source != "cluster" for c in same)
+        (loaded.fatal if from_files else loaded.errors).append(problem)
+    return [c for c in controllers if c.name not in refused]

@@ -27,6 +27,7 @@ from reconcile.cluster.memory import ManifestError, MemoryCluster, dump_objects,
 from reconcile.cluster.memory.paging import encode_continue
 from reconcile.cluster.protocol import list_all
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
+from reconcile.runner.output_dir import prepare_output_dir
 
 START = datetime(2021, 3, 4, 5, 6, 7, tzinfo=UTC)
 
@@ -1066,17 +1067,18 @@ def test_dump_load_round_trip_is_stable(tmp_path: Path) -> None:
     assert not exists(reloaded, configmaps(reloaded), "child", "team")
 
 
-def test_dump_with_prune_removes_stale_files(tmp_path: Path) -> None:
+def test_output_dir_removes_only_what_its_previous_dump_wrote(tmp_path: Path) -> None:
     cluster = populated()
-    dump_objects(cluster, tmp_path)
-    write(tmp_path / "README.md", "kept")
-    write(tmp_path / "team" / "configmaps" / "gone.yaml", "stale")
-    child = tmp_path / "team" / "configmaps" / "child.yaml"
+    output = prepare_output_dir(tmp_path / "out", [])
+    output.write(cluster)
+    write(tmp_path / "out" / "README.md", "kept")
+    write(tmp_path / "out" / "team" / "configmaps" / "mine.yaml", "the user's, kept")
+    child = tmp_path / "out" / "team" / "configmaps" / "child.yaml"
     os.utime(child, ns=(0, 0))
     cluster.delete(res(cluster, "v1", "secrets"), "s", namespace="team")
-    dump_objects(cluster, tmp_path, prune=True)
-    files = tree(tmp_path)
+    output.write(cluster)
+    files = tree(tmp_path / "out")
     assert "README.md" in files
-    assert "team/configmaps/gone.yaml" not in files
-    assert not (tmp_path / "team" / "secrets").exists()
+    assert "team/configmaps/mine.yaml" in files
+    assert not (tmp_path / "out" / "team" / "secrets").exists()
     assert child.stat().st_mtime_ns == 0  # unchanged content is not rewritten

@@ -21,7 +21,9 @@ def controller(name: str, url: str) -> dict[str, Any]:
         "kind": "CompositeController",
         "metadata": {"name": name},
         "spec": {
-            "parentResource": {"apiVersion": "example.com/v1", "resource": "things"},
+            # One parent resource each: two controllers syncing every parent of one resource
+            # would fight, and are refused (see test_controllers_that_would_fight_are_refused).
+            "parentResource": {"apiVersion": "example.com/v1", "resource": f"{name}-things"},
             "hooks": {"sync": {"webhook": {"url": url}}},
         },
     }
@@ -72,7 +74,10 @@ def test_a_name_twice_in_one_source_is_an_error_and_neither_runs(
     )
     loaded = load_controllers(cluster, [files], from_cluster=False)
     assert loaded.composite == []
-    assert loaded.errors == ["CompositeController twice: defined more than once; none of them runs"]
+    assert loaded.fatal == [
+        f"CompositeController twice: defined more than once ({files}#0, {files}#1); "
+        "none of them runs"
+    ]
 
 
 def test_selection_ignores_errors_of_unselected_controllers(
@@ -83,9 +88,55 @@ def test_selection_ignores_errors_of_unselected_controllers(
     files = write(tmp_path / "c.yaml", broken, controller("fine", "http://a/"))
     loaded = load_controllers(cluster, [files], only=frozenset({"fine", "missing"}))
     assert [c.name for c in loaded.composite] == ["fine"]
-    assert loaded.errors == ["--controller missing: no such controller"]
+    assert loaded.fatal == ["--controller missing: no such controller"]
     everything = load_controllers(cluster, [files])
-    assert any("spec.hooks.sync.webhook.timeout" in e for e in everything.errors)
+    assert any("spec.hooks.sync.webhook.timeout" in e for e in everything.fatal)
+
+
+def test_problems_in_given_files_are_fatal_and_in_the_cluster_are_not(
+    cluster: MemoryCluster, tmp_path: Path
+) -> None:
+    resource = cluster.discover("metacontroller.k8s.io/v1alpha1", "compositecontrollers")
+    broken = controller("broken-in-cluster", "http://a/")
+    broken["spec"]["hooks"]["sync"]["webhook"]["timeout"] = "soon"
+    cluster.create(resource, broken)
+    loaded = load_controllers(cluster, [tmp_path / "missing.yaml"])
+    assert loaded.fatal == [f"--controllers {tmp_path / 'missing.yaml'}: no such file or directory"]
+    assert any("broken-in-cluster" in e for e in loaded.errors)
+    assert "only-in-cluster" in urls(loaded)
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
+    assert "bad.yaml" in load_controllers(cluster, [tmp_path / "bad.yaml"]).fatal[0]
+
+
+def test_unsupported_kinds_are_fatal_and_stray_objects_named(
+    cluster: MemoryCluster, tmp_path: Path
+) -> None:
+    decorator = {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "DecoratorController",
+        "metadata": {"name": "deco"},
+    }
+    stray = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}}
+    files = write(tmp_path / "c.yaml", decorator, stray, controller("ok", "http://a/"))
+    loaded = load_controllers(cluster, [files], from_cluster=False)
+    assert len(loaded.fatal) == 1 and "DecoratorController deco" in loaded.fatal[0]
+    assert loaded.warnings == [f"--controllers: ignored Service svc ({files}#1): not a controller"]
+    # In --local manifests, other objects are what the controllers act on: no warning.
+    local = load_controllers(cluster, [], manifest_paths=[write(tmp_path / "l.yaml", stray)])
+    assert local.warnings == [] and local.fatal == []
+
+
+def test_controllers_that_would_fight_are_refused(cluster: MemoryCluster, tmp_path: Path) -> None:
+    first, second, narrow = (controller(n, "http://a/") for n in ("first", "second", "narrow"))
+    for c in (first, second, narrow):
+        c["spec"]["parentResource"]["resource"] = "things"
+    second["spec"]["parentResource"]["apiVersion"] = "example.com/v2"  # same objects
+    narrow["spec"]["parentResource"]["labelSelector"] = {"matchLabels": {"team": "a"}}
+    files = write(tmp_path / "c.yaml", first, second, narrow)
+    loaded = load_controllers(cluster, [files], from_cluster=False)
+    assert [c.name for c in loaded.composite] == ["narrow"]
+    assert len(loaded.fatal) == 1
+    assert "first and second both sync every things.example.com" in loaded.fatal[0]
 
 
 def test_directories_are_read_like_kubectl_apply_f(cluster: MemoryCluster, tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from reconcile.cluster.protocol import target_namespace
 from reconcile.cluster.stats import RequestStats
 from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
 from reconcile.objects.meta import identity, is_deleting, metadata
-from reconcile.objects.secrets import fold_string_data
+from reconcile.objects.secrets import fold_string_data, undecodable_data
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 
 # metadata fields only the server sets; a client's values are ignored
@@ -345,6 +345,8 @@ class MemoryCluster:
             body["spec"] = {**spec, "finalizers": finalizers}
         body["apiVersion"] = storage.api_version
         body = fold_string_data(body)  # as the API server stores Secrets
+        if (problem := undecodable_data(body)) is not None:
+            raise BadRequest(problem)
         meta = body["metadata"]
         meta["uid"] = self._new_uid(group_resource, str(meta.get("namespace") or ""), name)
         meta["creationTimestamp"] = now
@@ -393,6 +395,8 @@ class MemoryCluster:
             body["status"] = crd.initial_status(body, self._now(), stored.get("status"))
         body["apiVersion"] = self._storage_info(group_resource).api_version
         body = fold_string_data(body)  # as the API server stores Secrets
+        if (problem := undecodable_data(body)) is not None:
+            raise BadRequest(problem)
         meta = body["metadata"]
         if self._tracks_generation(info) and self._spec_changed(info, stored, body):
             meta["generation"] = int(stored_meta.get("generation") or 0) + 1

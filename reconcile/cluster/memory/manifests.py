@@ -2,15 +2,14 @@
 
 `load_manifests` creates namespaces first, then CRDs, then everything else with owners before
 their dependents; owner references are re-pointed at the uids the owners get on this load (a
-dump leaves uids out). `dump_objects` writes one stable YAML file per object: the directory is
-the object store of `reconcile --local`.
+dump leaves uids out). `dump_entries` gives one stable YAML document per object and its file's
+place (`reconcile.runner.output_dir` writes them: the object store of `reconcile --local`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,12 @@ from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
+from reconcile.objects.yamltext import YamlError, load_documents
 
 try:
     from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CLUSTER_DIR = "_cluster"
@@ -59,17 +57,6 @@ class ManifestError(Exception):
 
 
 # --- YAML --------------------------------------------------------------------------------------
-
-
-class _ManifestLoader(_Loader):
-    """Safe loading that keeps timestamps as strings (as a JSON round trip through the API
-    would), instead of turning them into datetimes."""
-
-
-_ManifestLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _Loader.yaml_implicit_resolvers.items()
-}
 
 
 class _ManifestDumper(_Dumper):
@@ -135,8 +122,11 @@ def _read_documents(
         if file.suffix == ".json":
             loaded: list[Any] = [json.loads(text)] if text.strip() else []
         else:
-            loaded = list(yaml.load_all(text, Loader=_ManifestLoader))
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as e:
+            loaded = load_documents(text, label)
+    except YamlError as e:
+        failures.append(((index, 0, 0), f"{label}: cannot be read: {e.reason}"))
+        return []
+    except (OSError, ValueError) as e:
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e}"))
         return []
     docs = []
@@ -405,53 +395,45 @@ def dump_path(directory: Path, group_resource: str, obj: Obj) -> Path:
     )
 
 
+def dump_entries(
+    cluster: MemoryCluster, *, include_builtin_namespaces: bool = False
+) -> list[tuple[Path, Obj]]:
+    """(path relative to the dump's directory, object in dump form) for every object a dump
+    writes; the built-in namespaces (`default`, ...) only when asked."""
+    entries: list[tuple[Path, Obj]] = []
+    for group_resource, obj in cluster.objects_by_resource():
+        if (
+            group_resource == builtin.NAMESPACES
+            and metadata(obj).get("name") in builtin.BUILTIN_NAMESPACES
+            and not include_builtin_namespaces
+        ):
+            continue
+        entries.append((dump_path(Path(), group_resource, obj), dump_form(group_resource, obj)))
+    return entries
+
+
 def dump_objects(
     cluster: MemoryCluster,
     directory: str | os.PathLike[str],
     *,
     include_builtin_namespaces: bool = False,
-    prune: bool = False,
 ) -> list[Path]:
     """Write every object as YAML, one file per object (see `dump_path`), leaving files whose
-    content is unchanged untouched. With `prune`, files of that layout (three levels deep)
-    that no object was written to are removed, and directories left empty with them.
-    Returns the paths of all objects' files."""
+    content is unchanged untouched; removes nothing. Returns the paths of all objects' files.
+
+    A plain dump into a directory the caller owns (tests, tools): `reconcile --output-dir`
+    writes through `reconcile.runner.output_dir`, which also removes what its previous dump
+    wrote and this one did not, and never a file it did not write.
+    """
     root = Path(directory)
     written: list[Path] = []
-    for group_resource, obj in cluster.objects_by_resource():
-        meta = metadata(obj)
-        if (
-            group_resource == builtin.NAMESPACES
-            and meta.get("name") in builtin.BUILTIN_NAMESPACES
-            and not include_builtin_namespaces
-        ):
-            continue
-        target = dump_path(root, group_resource, obj)
-        text = to_yaml(dump_form(group_resource, obj))
+    for relative, obj in dump_entries(
+        cluster, include_builtin_namespaces=include_builtin_namespaces
+    ):
+        target = root / relative
+        text = to_yaml(obj)
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
         written.append(target)
-    if prune:
-        _prune(root, set(written))
     return written
-
-
-def _prune(root: Path, keep: set[Path]) -> None:
-    for file in _layout_files(root):
-        if file not in keep:
-            file.unlink()
-    for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
-        depth = len(directory.relative_to(root).parts)
-        if depth <= 2 and not any(directory.iterdir()):
-            directory.rmdir()
-
-
-def _layout_files(root: Path) -> Iterable[Path]:
-    if not root.is_dir():
-        return []
-    return [
-        p
-        for p in root.glob("*/*/*.yaml")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
