@@ -110,9 +110,7 @@ class LiveCluster:
                 if delay >= self._budget.remaining():
                     raise  # waiting would outlast the run: fail now, with the server's answer
                 log.warning(
-                    "%s %s: %s; retry %d/%d in %.2fs",
-                    method,
-                    path,
+                    "%s; retry %d/%d in %.2fs",
                     exc.message,
                     attempt + 1,
                     self.options.max_retries,
@@ -161,6 +159,8 @@ class LiveCluster:
             data = response.read()
         except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
+        except urllib3.exceptions.NewConnectionError as exc:  # a ConnectTimeoutError subclass
+            raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
         except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
             if timeout < self.options.request_timeout and self._budget.expired:
                 raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
@@ -293,8 +293,8 @@ def _timed_out(exc: BaseException) -> bool:
     """urllib3 wraps a timeout in MaxRetryError / ProtocolError: look at the causes."""
     seen: BaseException | None = exc
     for _ in range(5):
-        if seen is None:
-            return False
+        if seen is None or isinstance(seen, urllib3.exceptions.NewConnectionError):
+            return False  # refused or unreachable (urllib3 files it under connect timeouts)
         if isinstance(seen, urllib3.exceptions.TimeoutError | TimeoutError):
             return True
         reason = getattr(seen, "reason", None)

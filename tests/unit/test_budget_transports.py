@@ -200,3 +200,14 @@ def test_a_retry_after_past_the_budget_ends_the_read_at_once() -> None:
         server.shutdown()
     assert isinstance(error, Unavailable)
     assert elapsed < 1 + SLACK
+
+
+def test_a_refused_connection_is_not_called_a_timeout() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    cluster = live(port, Budget(10), request_timeout=5.0, max_retries=1, max_backoff=0.1)
+    elapsed, error = timed(lambda: cluster.discover("v1", "pods"))
+    assert isinstance(error, Unavailable) and "no response within" not in str(error), error
+    assert elapsed < 1 + SLACK
