@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import reconcile
 from tests.support.examples import EXAMPLES
-from tests.support.vault import reconcile
 
 HELLO = str(EXAMPLES / "hello-world")
 

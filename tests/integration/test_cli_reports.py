@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from reconcile.cli import app
 from reconcile.report import REPORT_SCHEMA_VERSION
 from tests.support.backends import Backend, crd_manifest
+from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, ControlPlane
 
 SECRET_VALUE = "s3cr3t-" + uuid.uuid4().hex
@@ -162,13 +163,7 @@ def test_reports_and_exit_codes_on_the_embedded_default(tmp_path: Path) -> None:
     out = tmp_path / "out"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "reconcile", *args],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            check=False,
-        )
+        return reconcile(*args, cwd=tmp_path)
 
     dry = cli(
         "--local",

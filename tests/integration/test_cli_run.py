@@ -18,6 +18,7 @@ from reconcile.cli import app
 from reconcile.cluster import AlreadyExists, NotFound
 from reconcile.cluster.types import Obj
 from tests.support.backends import Backend
+from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, ControlPlane
 from tests.support.examples import EXAMPLES, load_example
 from tests.support.poll import eventually
@@ -95,13 +96,7 @@ def test_cluster_controllers_dry_run_then_run(
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reconcile", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
+    return reconcile(*args, cwd=cwd)
 
 
 def test_local_runs_an_example_and_writes_the_result(tmp_path: Path) -> None:

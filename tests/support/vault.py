@@ -8,7 +8,6 @@ Each scenario has its own CRD group and namespace, so tests never see each other
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import uuid
@@ -22,11 +21,11 @@ import yaml
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.types import Obj
 from tests.support.backends import Backend, crd_manifest
+from tests.support.cli import command_env, reconcile
 from tests.support.controlplane import TESTED_USER
 from tests.support.poll import eventually
 
 HOOK = Path(__file__).with_name("vault_hook.py")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -134,7 +133,7 @@ class Vault:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env=command_env(),
         )
 
     def events(self, output_dir: Path | None = None) -> list[Obj]:
@@ -157,26 +156,6 @@ class Vault:
                 admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions"),
                 f"vaults.{self.group}",
             )
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("KUBECONFIG", None)
-    return env
-
-
-def reconcile(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real command, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "reconcile", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-        env=_env(),
-    )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,31 @@
+"""The real `reconcile` command, run as a user runs it: `python -m reconcile` in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def command_env() -> dict[str, str]:
+    """This checkout importable, and no KUBECONFIG from the caller: tests say which cluster."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("KUBECONFIG", None)
+    return env
+
+
+def reconcile(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real command, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "reconcile", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+        env=command_env(),
+    )
