@@ -10,6 +10,11 @@ The hook's desired child is merged into the observed child using the last applie
   last-applied and desired lists is a map and all share a conventional key (`containerPort`,
   `port`, `mountPath`, `name`, `uid`, `ip`, `path`, first match wins, and its values must be
   unique within each list); list-map items merge by key like map entries;
+* lists of maps without such a key whose observed and desired lengths are equal merge item by
+  item (a StatefulSet's `volumeClaimTemplates`, tolerations): otherwise the fields the server
+  fills into each item would be taken away, and put back, on every pass;
+* values the server stores in another form with the same meaning (`semantic.py`: quantities,
+  dropped nulls, empty and zero values) keep the observed form, so they are no change;
 * server-owned metadata and the top-level `status` are never written.
 
 Everything here is pure and never mutates its arguments.
@@ -21,6 +26,7 @@ import copy
 import json
 from typing import Any
 
+from reconcile.engine.semantic import Path, dropped_by_server, is_builtin, same_scalar
 from reconcile.objects.meta import Obj
 from reconcile.objects.secrets import fold_string_data
 
@@ -84,7 +90,8 @@ def prepare_desired(desired: Obj) -> Obj:
 def merge(observed: Obj, last: Obj | None, desired: Obj) -> Obj:
     """The three-way merge above (no annotation handling)."""
     result = copy.deepcopy(observed)
-    _merge_map(result, _cleaned(last or {}), _cleaned(desired))
+    rules = _Rules(is_builtin(str(desired.get("apiVersion") or observed.get("apiVersion") or "")))
+    rules.merge_map(result, _cleaned(last or {}), _cleaned(desired), ())
     return result
 
 
@@ -122,43 +129,78 @@ def diff_paths(before: Obj, after: Obj) -> list[str]:
 # --- merging ---------------------------------------------------------------------------
 
 
-def _merge_value(observed: Any, last: Any, desired: Any) -> Any:
-    """Merge one value; `observed` is already a private copy and may be changed in place."""
-    if isinstance(observed, dict) and isinstance(desired, dict):
-        return _merge_map(observed, last if isinstance(last, dict) else {}, desired)
-    if isinstance(observed, list) and isinstance(desired, list):
-        return _merge_list(observed, last if isinstance(last, list) else [], desired)
-    return copy.deepcopy(desired)
+class _Rules:
+    """The merge for one object; `builtin` selects the server's rules for built-in kinds."""
 
+    def __init__(self, builtin: bool) -> None:
+        self.builtin = builtin
 
-def _merge_map(
-    observed: dict[str, Any], last: dict[str, Any], desired: dict[str, Any]
-) -> dict[str, Any]:
-    for key in last:
-        if key not in desired:
-            observed.pop(key, None)
-    for key, value in desired.items():
-        observed[key] = _merge_value(observed.get(key), last.get(key), value)
-    return observed
-
-
-def _merge_list(observed: list[Any], last: list[Any], desired: list[Any]) -> list[Any]:
-    key = _list_map_key(observed, last, desired)
-    if key is None:
+    def merge_value(self, observed: Any, last: Any, desired: Any, path: Path) -> Any:
+        """Merge one value; `observed` is a private copy and may be changed in place."""
+        if isinstance(observed, dict) and isinstance(desired, dict):
+            return self.merge_map(observed, last if isinstance(last, dict) else {}, desired, path)
+        if isinstance(observed, list) and isinstance(desired, list):
+            return self.merge_list(observed, last if isinstance(last, list) else [], desired, path)
+        scalars = not isinstance(desired, dict | list) and not isinstance(observed, dict | list)
+        if scalars and same_scalar(path, observed, desired, builtin=self.builtin):
+            return observed  # stored in another form with the same meaning
         return copy.deepcopy(desired)
-    observed_items = {_key_value(item, key): item for item in observed}
-    last_items = {_key_value(item, key): item for item in last}
-    desired_items = {_key_value(item, key): item for item in desired}
-    # The observed order for what is left, then the new items in desired order.
-    order = [*observed_items, *desired_items]
-    merged = _merge_map(observed_items, last_items, desired_items)
-    result: list[Any] = []
-    seen: set[str] = set()
-    for k in order:
-        if k in merged and k not in seen:
-            seen.add(k)
-            result.append(merged[k])
-    return result
+
+    def merge_map(
+        self, observed: dict[str, Any], last: dict[str, Any], desired: dict[str, Any], path: Path
+    ) -> dict[str, Any]:
+        for key in last:
+            if key not in desired:
+                observed.pop(key, None)
+        for key, value in desired.items():
+            if key not in observed and dropped_by_server(key, value, self.builtin):
+                continue  # the server would store nothing: adding it is no change
+            observed[key] = self.merge_value(observed.get(key), last.get(key), value, (*path, key))
+        return observed
+
+    def merge_list(
+        self, observed: list[Any], last: list[Any], desired: list[Any], path: Path
+    ) -> list[Any]:
+        key = _list_map_key(observed, last, desired)
+        if key is None:
+            if _positional(observed, desired):
+                return [
+                    self.merge_map(o, last[i] if _map_at(last, i) else {}, d, (*path, i))
+                    for i, (o, d) in enumerate(zip(observed, desired, strict=True))
+                ]
+            return copy.deepcopy(desired)
+        observed_items = {_key_value(item, key): item for item in observed}
+        last_items = {_key_value(item, key): item for item in last}
+        desired_items = {_key_value(item, key): item for item in desired}
+        # The observed order for what is left, then the new items in desired order.
+        order = [*observed_items, *desired_items]
+        for k in last_items:
+            if k not in desired_items:
+                observed_items.pop(k, None)
+        for k, item in desired_items.items():
+            observed_items[k] = self.merge_value(
+                observed_items.get(k), last_items.get(k), item, (*path, k)
+            )
+        result: list[Any] = []
+        seen: set[str] = set()
+        for k in order:
+            if k in observed_items and k not in seen:
+                seen.add(k)
+                result.append(observed_items[k])
+        return result
+
+
+def _positional(observed: list[Any], desired: list[Any]) -> bool:
+    """Lists of maps of one length merge item by item when no key tells items apart."""
+    return (
+        len(observed) == len(desired) > 0
+        and all(isinstance(item, dict) for item in observed)
+        and all(isinstance(item, dict) for item in desired)
+    )
+
+
+def _map_at(items: list[Any], index: int) -> bool:
+    return index < len(items) and isinstance(items[index], dict)
 
 
 def _list_map_key(*lists: list[Any]) -> str | None:

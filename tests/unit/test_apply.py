@@ -92,32 +92,11 @@ def test_each_conventional_key_makes_a_list_map(key: str) -> None:
             id="scalar-item-in-desired",
         ),
         pytest.param(
-            [{"name": "a", "extra": 1}],
-            ["a"],
-            [{"name": "a"}],
-            [{"name": "a"}],
-            id="scalar-item-in-last-applied",
-        ),
-        pytest.param(
             [{"name": "a", "extra": 1}, {"other": 1}],
             [{"name": "a"}],
             [{"name": "a"}],
             [{"name": "a"}],
             id="observed-item-without-the-key",
-        ),
-        pytest.param(
-            [{"key": "a", "extra": 1}],
-            None,
-            [{"name": "a"}],
-            [{"name": "a"}],
-            id="no-key-shared-by-all-lists",
-        ),
-        pytest.param(
-            [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
-            [],
-            [{"key": "k", "operator": "Exists"}],
-            [{"key": "k", "operator": "Exists"}],
-            id="unconventional-key",
         ),
         pytest.param(
             [{"name": "a", "v": 1, "extra": 1}, {"name": "a", "v": 2}],
@@ -132,6 +111,54 @@ def test_each_conventional_key_makes_a_list_map(key: str) -> None:
     ],
 )
 def test_lists_that_are_not_list_maps_are_replaced(
+    observed: list[Any] | None, last: list[Any] | None, desired: list[Any], expected: list[Any]
+) -> None:
+    assert merge_list(observed, last, desired) == expected
+
+
+@pytest.mark.parametrize(
+    ("observed", "last", "desired", "expected"),
+    [
+        pytest.param(
+            [{"name": "a", "extra": 1}],
+            ["a"],
+            [{"name": "a"}],
+            [{"name": "a", "extra": 1}],
+            id="scalar-item-in-last-applied",
+        ),
+        pytest.param(
+            [{"key": "a", "extra": 1}],
+            None,
+            [{"name": "a"}],
+            [{"key": "a", "extra": 1, "name": "a"}],
+            id="no-key-shared-by-all-lists",
+        ),
+        pytest.param(
+            # tolerations: the field nobody applied (a server default) stays
+            [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+            [],
+            [{"key": "k", "operator": "Exists"}],
+            [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+            id="unconventional-key",
+        ),
+        pytest.param(
+            # a field applied last time and no longer desired is removed, item by item
+            [{"key": "k", "effect": "NoSchedule"}, {"key": "j"}],
+            [{"key": "k", "effect": "NoSchedule"}, {"key": "j"}],
+            [{"key": "k"}, {"key": "j", "value": "v"}],
+            [{"key": "k"}, {"key": "j", "value": "v"}],
+            id="removed-field",
+        ),
+        pytest.param(
+            [{"key": "k", "extra": 1}],
+            None,
+            [{"key": "k"}, {"key": "j"}],
+            [{"key": "k"}, {"key": "j"}],
+            id="other-length-replaces",
+        ),
+    ],
+)
+def test_key_less_lists_of_maps_of_one_length_merge_item_by_item(
     observed: list[Any] | None, last: list[Any] | None, desired: list[Any], expected: list[Any]
 ) -> None:
     assert merge_list(observed, last, desired) == expected
@@ -264,7 +291,8 @@ def test_list_map_keeps_the_observed_order_and_appends_new_items_in_desired_orde
             {"spec": {"x": {"a": 1}, "y": 1}},
             {"spec": {"x": {"a": 1}}},
             {"spec": {"x": None, "z": None}},
-            {"spec": {"x": None, "y": 1, "z": None}},
+            # the server drops nulls: `z: null` for an absent z is no change
+            {"spec": {"x": None, "y": 1}},
             id="explicit-null",
         ),
         pytest.param(
