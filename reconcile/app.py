@@ -184,9 +184,7 @@ def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
     result = RunResult(dry_run=config.reconcile.dry_run)
     try:
         cluster = open_cluster(config, budget)
-    except ManifestError as exc:
-        return _failed(result, f"--local: {exc}", budget), None
-    except FileNotFoundError as exc:
+    except (ManifestError, FileNotFoundError) as exc:
         return _failed(result, f"--local: {exc}", budget), None
     except (ApiError, BudgetExhausted) as exc:
         message = exc.message if isinstance(exc, ApiError) else str(exc)

@@ -16,7 +16,8 @@ import re
 import threading
 from typing import Any
 
-from reconcile.objects.redact import REDACTED, SECRET_FIELDS, is_secret, redact_text
+from reconcile.objects.redact import REDACTED, SECRET_FIELDS, redact_text
+from reconcile.objects.secrets import is_secret
 
 #: Shorter values are not scrubbed from free text: replacing every `on` or `42` in a message
 #: would garble it while hiding little.

@@ -159,22 +159,14 @@ class LiveCluster:
             data = response.read()
         except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
-        except urllib3.exceptions.NewConnectionError as exc:  # a ConnectTimeoutError subclass
-            raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
-        except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if not _timed_out(exc):
+                raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
             if timeout < self.options.request_timeout and self._budget.expired:
                 raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
             raise Unavailable(
                 f"{method} {path}: no response within {timeout:g}s", status=0
             ) from exc
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            if _timed_out(exc):
-                if timeout < self.options.request_timeout and self._budget.expired:
-                    raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
-                raise Unavailable(
-                    f"{method} {path}: no response within {timeout:g}s", status=0
-                ) from exc
-            raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
         finally:
             self.stats.add_seconds(time.monotonic() - started)
         if response.status >= 400:

@@ -129,31 +129,6 @@ def dropped_by_server(key: str, value: Any, builtin: bool) -> bool:
     return False
 
 
-def same_meaning(observed: Any, desired: Any, *, builtin: bool, path: Path = ()) -> bool:
-    """Whether the server, given `desired`, would store what `observed` holds: maps compare
-    key by key (a key only one side has is fine when the server drops its value), lists item
-    by item, scalars as JSON or by the rules above."""
-    if isinstance(observed, dict) and isinstance(desired, dict):
-        for key in observed.keys() | desired.keys():
-            if key not in desired:
-                if not dropped_by_server(key, observed[key], builtin):
-                    return False
-            elif key not in observed:
-                if not dropped_by_server(key, desired[key], builtin):
-                    return False
-            elif not same_meaning(observed[key], desired[key], builtin=builtin, path=(*path, key)):
-                return False
-        return True
-    if isinstance(observed, list) and isinstance(desired, list):
-        return len(observed) == len(desired) and all(
-            same_meaning(o, d, builtin=builtin, path=(*path, i))
-            for i, (o, d) in enumerate(zip(observed, desired, strict=True))
-        )
-    if isinstance(observed, dict | list) or isinstance(desired, dict | list):
-        return False
-    return same_scalar(path, observed, desired, builtin=builtin)
-
-
 def _json_scalar_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b

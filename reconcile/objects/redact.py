@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any
 
+from reconcile.objects.secrets import is_secret
+
 REDACTED = "<redacted>"
 REDACTED_CHANGED = "<redacted (changed)>"
 REDACTED_ADDED = "<redacted (added)>"
@@ -21,11 +23,6 @@ LAST_APPLIED_ANNOTATIONS: tuple[str, ...] = (
     "metacontroller.k8s.io/last-applied-configuration",
     "kubectl.kubernetes.io/last-applied-configuration",
 )
-
-
-def is_secret(obj: Any) -> bool:
-    """True for a core v1 Secret (`kind: Secret`, `apiVersion: v1`)."""
-    return isinstance(obj, dict) and obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
 
 
 def redact(obj: Any) -> Any:

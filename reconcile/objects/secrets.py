@@ -6,12 +6,14 @@ import base64
 import binascii
 import copy
 import json
+from typing import Any
 
 from reconcile.objects.meta import Obj
 
 
-def is_secret(obj: Obj) -> bool:
-    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
+def is_secret(obj: Any) -> bool:
+    """True for a core v1 Secret (`kind: Secret`, `apiVersion: v1`)."""
+    return isinstance(obj, dict) and obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
 
 
 def fold_string_data(obj: Obj) -> Obj:

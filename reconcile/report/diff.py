@@ -20,10 +20,10 @@ from reconcile.engine.apply import json_equal
 from reconcile.objects.meta import Obj
 from reconcile.objects.redact import (
     LAST_APPLIED_ANNOTATIONS,
-    is_secret,
     redact,
     redact_secret_pair,
 )
+from reconcile.objects.secrets import is_secret
 
 # Server-owned bookkeeping that changes on every write and says nothing about intent.
 NOISE_METADATA: tuple[str, ...] = (

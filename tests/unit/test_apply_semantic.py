@@ -11,7 +11,6 @@ import pytest
 
 from reconcile.engine.apply import apply, needs_update, prepare_desired
 from reconcile.engine.quantity import parse_quantity, same_quantity
-from reconcile.engine.semantic import same_meaning
 
 POD_WRITTEN: dict[str, Any] = {
     "apiVersion": "v1",
@@ -263,16 +262,23 @@ def test_the_written_form_means_the_stored_one(
     )
 
 
+def unchanged(api_version: str, stored: dict[str, Any], written: dict[str, Any]) -> bool:
+    """Whether applying `written` over `stored` (as our create left it) is no change."""
+    observed = as_stored(
+        {"apiVersion": api_version, **stored}, {"apiVersion": api_version, **written}
+    )
+    return not needs_update(observed, apply(observed, {"apiVersion": api_version, **written}))
+
+
 def test_same_meaning_rules() -> None:
-    stored = {"spec": {"resources": {"limits": {"cpu": "500m"}}}}
-    written: dict[str, Any] = {
-        "spec": {"resources": {"limits": {"cpu": "0.5"}}, "env": [], "x": None}
-    }
-    assert same_meaning(stored, written, builtin=True)
-    assert not same_meaning(stored, written, builtin=False)  # a CRD stores them as written
-    assert not same_meaning(stored, {"spec": {"resources": {"limits": {"cpu": "1"}}}}, builtin=True)
-    assert same_meaning({"spec": {}}, {"spec": {"hostNetwork": False}}, builtin=True)
-    assert not same_meaning({"spec": {}}, {"spec": {"privileged": False}}, builtin=True)
+    meta = {"metadata": {"name": "x"}}
+    stored = {**meta, "spec": {"resources": {"limits": {"cpu": "500m"}}}}
+    written = {**meta, "spec": {"resources": {"limits": {"cpu": "0.5"}}, "env": [], "x": None}}
+    assert unchanged("v1", stored, written)
+    assert not unchanged("example.com/v1", stored, written)  # a CRD stores them as written
+    assert not unchanged("v1", stored, {**meta, "spec": {"resources": {"limits": {"cpu": "1"}}}})
+    assert unchanged("v1", {**meta, "spec": {}}, {**meta, "spec": {"hostNetwork": False}})
+    assert not unchanged("v1", {**meta, "spec": {}}, {**meta, "spec": {"privileged": False}})
 
 
 def test_a_real_change_is_still_a_change() -> None:

@@ -10,9 +10,9 @@ from reconcile.objects.redact import (
     REDACTED,
     REDACTED_ADDED,
     REDACTED_CHANGED,
-    is_secret,
     redact_secret_pair,
 )
+from reconcile.objects.secrets import is_secret
 from reconcile.report import redact
 
 LAST_APPLIED = "metacontroller.k8s.io/last-applied-configuration"
