@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile.engine.quantity import same_quantity
+from reconcile.objects.quantity import same_quantity
 
 # API groups served by kube-apiserver itself (never by a CRD). Exact names: CRD groups such as
 # snapshot.storage.k8s.io end in .k8s.io too.

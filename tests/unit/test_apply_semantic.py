@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reconcile.engine.apply import apply, needs_update, prepare_desired
-from reconcile.engine.quantity import parse_quantity, same_quantity
+from reconcile.objects.quantity import parse_quantity, same_quantity
 
 POD_WRITTEN: dict[str, Any] = {
     "apiVersion": "v1",

@@ -40,6 +40,19 @@ class Clock:
         return self.now
 
 
+def pod_spec(**extra: Any) -> Obj:
+    return {"containers": [{"name": "c", "image": "busybox"}], **extra}
+
+
+def deployment_spec(**extra: Any) -> Obj:
+    return {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "d"}},
+        "template": {"metadata": {"labels": {"app": "d"}}, "spec": pod_spec()},
+        **extra,
+    }
+
+
 def widget_crd(
     *,
     status: bool = True,
@@ -158,7 +171,7 @@ def test_create_sets_server_fields_and_generation_where_tracked(cluster: MemoryC
     assert created["apiVersion"] == "v1" and created["kind"] == "ConfigMap"
     deploy = cluster.create(
         res(cluster, "apps/v1", "deployments"),
-        {"metadata": {"name": "d", "namespace": "default"}, "spec": {"replicas": 1}},
+        {"metadata": {"name": "d", "namespace": "default"}, "spec": deployment_spec()},
     )
     assert deploy["metadata"]["generation"] == 1
     widgets = with_widgets(cluster)
@@ -203,6 +216,8 @@ def test_name_validation(
     body: Obj = {"metadata": {"name": name}}
     if info.namespaced:
         body["metadata"]["namespace"] = "default"
+    if resource == "services":
+        body["spec"] = {"ports": [{"port": 80}]}
     if ok:
         cluster.create(info, body)
         return
@@ -347,7 +362,7 @@ def test_status_is_plain_data_without_the_subresource(cluster: MemoryCluster) ->
 def test_generation_counts_spec_changes_only(cluster: MemoryCluster) -> None:
     deployments = res(cluster, "apps/v1", "deployments")
     d = cluster.create(
-        deployments, {"metadata": {"name": "d", "namespace": "default"}, "spec": {"replicas": 1}}
+        deployments, {"metadata": {"name": "d", "namespace": "default"}, "spec": deployment_spec()}
     )
     d["metadata"]["labels"] = {"a": "b"}
     d = cluster.update(deployments, d)
@@ -409,7 +424,7 @@ def test_delete_preconditions(cluster: MemoryCluster) -> None:
 def test_pods_go_at_once(cluster: MemoryCluster) -> None:
     pods = res(cluster, "v1", "pods")
     cluster.create(
-        pods, {"metadata": {"name": "p", "namespace": "default"}, "spec": {"nodeName": "n"}}
+        pods, {"metadata": {"name": "p", "namespace": "default"}, "spec": pod_spec(nodeName="n")}
     )
     cluster.delete(pods, "p", namespace="default")
     assert not exists(cluster, pods, "p", "default")
@@ -744,9 +759,9 @@ def test_list_selectors(cluster: MemoryCluster) -> None:
 def test_field_selectors_per_kind(cluster: MemoryCluster) -> None:
     pods = res(cluster, "v1", "pods")
     cluster.create(
-        pods, {"metadata": {"name": "p1", "namespace": "default"}, "spec": {"nodeName": "n1"}}
+        pods, {"metadata": {"name": "p1", "namespace": "default"}, "spec": pod_spec(nodeName="n1")}
     )
-    cluster.create(pods, {"metadata": {"name": "p2", "namespace": "default"}, "spec": {}})
+    cluster.create(pods, {"metadata": {"name": "p2", "namespace": "default"}, "spec": pod_spec()})
     assert names(cluster.list(pods, field_selector="spec.nodeName=n1").items) == ["p1"]
     assert names(cluster.list(pods, field_selector="spec.nodeName=").items) == ["p2"]
     assert names(cluster.list(pods, field_selector="status.phase!=Running").items) == [
@@ -1047,7 +1062,7 @@ def test_dump_layout_and_content(tmp_path: Path) -> None:
     # Existing namespaces take the labels.
     load_manifests(reloaded, tmp_path / "all", recursive=True)
     default = reloaded.get(res(reloaded, "v1", "namespaces"), "default")
-    assert default["metadata"]["labels"] == {"env": "dev"}
+    assert default["metadata"]["labels"] == {"env": "dev", "kubernetes.io/metadata.name": "default"}
 
 
 def test_dump_load_round_trip_is_stable(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
-"""The built-in resources the in-process cluster serves (data only), as kube-apiserver 1.20
-lists them in discovery, plus the per-resource facts the server hard-codes for them."""
+"""The built-in resources the in-process cluster can serve (data only), plus the per-resource
+facts the server hard-codes for them. Which of them a release serves is `releases`' business:
+1.20 serves `RESOURCES_1_20` (what the test control plane lists in discovery); later releases
+serve the `STABLE_RESOURCES` their OpenAPI schemas define."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def _r(
     )
 
 
-BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
+RESOURCES_1_20: tuple[ResourceInfo, ...] = (
     # core/v1
     _r("v1", "namespaces", "namespace", "Namespace", cluster=True, status=True, short=("ns",)),
     _r("v1", "pods", "pod", "Pod", status=True, short=("po",)),
@@ -123,6 +125,185 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ),
 )
 
+# Stable (GA) versions of persisted built-in resources, newest releases included. A release from
+# 1.25 on serves each one its OpenAPI schemas define; beta versions are off by default and are
+# not served. Where a release has two stable versions of one resource (HorizontalPodAutoscaler:
+# autoscaling/v1 and v2) only the newest is served, as no conversion between them is modelled.
+STABLE_RESOURCES: tuple[ResourceInfo, ...] = (
+    *(
+        info
+        for info in RESOURCES_1_20
+        if info.api_version not in ("batch/v1beta1", "policy/v1beta1")
+    ),
+    _r("v1", "podtemplates", "podtemplate", "PodTemplate"),
+    _r("batch/v1", "cronjobs", "cronjob", "CronJob", status=True, short=("cj",)),
+    _r(
+        "policy/v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        status=True,
+        short=("pdb",),
+    ),
+    _r(
+        "autoscaling/v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        status=True,
+        short=("hpa",),
+    ),
+    _r("discovery.k8s.io/v1", "endpointslices", "endpointslice", "EndpointSlice"),
+    _r("networking.k8s.io/v1", "ingressclasses", "ingressclass", "IngressClass", cluster=True),
+    _r(
+        "networking.k8s.io/v1", "ipaddresses", "ipaddress", "IPAddress", cluster=True, short=("ip",)
+    ),
+    _r(
+        "networking.k8s.io/v1",
+        "servicecidrs",
+        "servicecidr",
+        "ServiceCIDR",
+        cluster=True,
+        status=True,
+    ),
+    _r("node.k8s.io/v1", "runtimeclasses", "runtimeclass", "RuntimeClass", cluster=True),
+    _r(
+        "scheduling.k8s.io/v1",
+        "priorityclasses",
+        "priorityclass",
+        "PriorityClass",
+        cluster=True,
+        short=("pc",),
+    ),
+    _r(
+        "storage.k8s.io/v1",
+        "storageclasses",
+        "storageclass",
+        "StorageClass",
+        cluster=True,
+        short=("sc",),
+    ),
+    _r("storage.k8s.io/v1", "csidrivers", "csidriver", "CSIDriver", cluster=True),
+    _r("storage.k8s.io/v1", "csinodes", "csinode", "CSINode", cluster=True),
+    _r("storage.k8s.io/v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity"),
+    _r(
+        "storage.k8s.io/v1",
+        "volumeattachments",
+        "volumeattachment",
+        "VolumeAttachment",
+        cluster=True,
+        status=True,
+    ),
+    _r(
+        "storage.k8s.io/v1",
+        "volumeattributesclasses",
+        "volumeattributesclass",
+        "VolumeAttributesClass",
+        cluster=True,
+        short=("vac",),
+    ),
+    _r(
+        "certificates.k8s.io/v1",
+        "certificatesigningrequests",
+        "certificatesigningrequest",
+        "CertificateSigningRequest",
+        cluster=True,
+        status=True,
+        short=("csr",),
+    ),
+    _r(
+        "certificates.k8s.io/v1",
+        "clustertrustbundles",
+        "clustertrustbundle",
+        "ClusterTrustBundle",
+        cluster=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "mutatingwebhookconfigurations",
+        "mutatingwebhookconfiguration",
+        "MutatingWebhookConfiguration",
+        cluster=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+        "validatingwebhookconfiguration",
+        "ValidatingWebhookConfiguration",
+        cluster=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicy",
+        "ValidatingAdmissionPolicy",
+        cluster=True,
+        status=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicybindings",
+        "validatingadmissionpolicybinding",
+        "ValidatingAdmissionPolicyBinding",
+        cluster=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicy",
+        "MutatingAdmissionPolicy",
+        cluster=True,
+    ),
+    _r(
+        "admissionregistration.k8s.io/v1",
+        "mutatingadmissionpolicybindings",
+        "mutatingadmissionpolicybinding",
+        "MutatingAdmissionPolicyBinding",
+        cluster=True,
+    ),
+    _r(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "flowschemas",
+        "flowschema",
+        "FlowSchema",
+        cluster=True,
+        status=True,
+    ),
+    _r(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "prioritylevelconfigurations",
+        "prioritylevelconfiguration",
+        "PriorityLevelConfiguration",
+        cluster=True,
+        status=True,
+    ),
+    _r(
+        "apiregistration.k8s.io/v1",
+        "apiservices",
+        "apiservice",
+        "APIService",
+        cluster=True,
+        status=True,
+    ),
+    _r("resource.k8s.io/v1", "deviceclasses", "deviceclass", "DeviceClass", cluster=True),
+    _r("resource.k8s.io/v1", "resourceclaims", "resourceclaim", "ResourceClaim", status=True),
+    _r(
+        "resource.k8s.io/v1",
+        "resourceclaimtemplates",
+        "resourceclaimtemplate",
+        "ResourceClaimTemplate",
+    ),
+    _r("resource.k8s.io/v1", "resourceslices", "resourceslice", "ResourceSlice", cluster=True),
+    _r(
+        "storagemigration.k8s.io/v1",
+        "storageversionmigrations",
+        "storageversionmigration",
+        "StorageVersionMigration",
+        cluster=True,
+        status=True,
+    ),
+)
+
 NAMESPACES = "namespaces"
 CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 PODS = "pods"
@@ -143,6 +324,9 @@ GENERATION_RESOURCES = frozenset(
         "poddisruptionbudgets.policy",
         "ingresses.networking.k8s.io",
         "networkpolicies.networking.k8s.io",
+        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io",
+        "validatingadmissionpolicies.admissionregistration.k8s.io",
         CRDS,
     }
 )

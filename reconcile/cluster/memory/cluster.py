@@ -20,8 +20,9 @@ from reconcile.cluster.errors import (
     MethodNotAllowed,
     NotFound,
 )
-from reconcile.cluster.memory import builtin, crd
+from reconcile.cluster.memory import builtin, crd, releases
 from reconcile.cluster.memory import validation as v
+from reconcile.cluster.memory.admission import BuiltinAdmission
 from reconcile.cluster.memory.fields import field_matcher
 from reconcile.cluster.memory.lifecycle import NAMESPACE_FINALIZER, Lifecycle, finalizers_of
 from reconcile.cluster.memory.paging import decode_continue, encode_continue
@@ -70,9 +71,16 @@ class MemoryCluster:
     """
 
     def __init__(
-        self, clock: Callable[[], datetime] | None = None, *, stable_uids: bool = False
+        self,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        stable_uids: bool = False,
+        kubernetes_version: str | None = None,
     ) -> None:
-        """`stable_uids`: derive each uid from the object's identity and how many times that
+        """`kubernetes_version`: the release to behave as (`releases.DEFAULT_VERSION` when
+        None; raises `UnsupportedVersion` for one not supported).
+
+        `stable_uids`: derive each uid from the object's identity and how many times that
         identity was created in this store, instead of at random. Two runs over the same
         manifests then produce the same uids (and `controller-uid` labels), which keeps a
         written-out result stable and reloadable."""
@@ -81,7 +89,9 @@ class MemoryCluster:
         self._creations: dict[str, int] = {}
         self._clock = clock or utc_now
         self._lock = threading.RLock()
-        self._registry = ResourceRegistry()
+        self.release = releases.release(kubernetes_version)
+        self._admission = BuiltinAdmission(self.release)
+        self._registry = ResourceRegistry(self.release.resources)
         self._store = ObjectStore()
         self._lifecycle = Lifecycle(self._store, self._registry, self._now)
         self._snapshots: OrderedDict[SnapshotKey, KeyedObjects] = OrderedDict()
@@ -321,6 +331,9 @@ class MemoryCluster:
             v.raise_invalid(info, name, v.metadata_errors(meta))
         else:
             v.raise_invalid(info, name, v.name_errors(info, name) + v.metadata_errors(meta))
+            if self._is_builtin(group_resource):
+                services = (obj for _, obj in self._store.items("services"))
+                self._admission.create(info, body, name, services)
         if self._store.get(group_resource, namespace, name) is not None:
             raise AlreadyExists(
                 f'{group_resource} "{name}" already exists',
@@ -334,7 +347,7 @@ class MemoryCluster:
             elif self._registry.is_custom(group_resource):
                 body.pop("status", None)
             else:
-                body["status"] = {}
+                body["status"] = self._admission.initial_status(info, body)
         if self._registry.is_custom(group_resource):
             v.raise_invalid(info, name, apply_schema(self._schema(info), body))
         if group_resource == builtin.NAMESPACES:
@@ -350,6 +363,8 @@ class MemoryCluster:
         meta = body["metadata"]
         meta["uid"] = self._new_uid(group_resource, str(meta.get("namespace") or ""), name)
         meta["creationTimestamp"] = now
+        if self._is_builtin(group_resource):
+            self._admission.created(info, body)
         if self._tracks_generation(info):
             meta["generation"] = 1
         meta["resourceVersion"] = self._store.next_resource_version()
@@ -384,6 +399,9 @@ class MemoryCluster:
             if "finalizers" in stored_spec:
                 body["spec"]["finalizers"] = clone(stored_spec["finalizers"])
         errors = v.metadata_errors(meta)
+        if self._is_builtin(group_resource):
+            v.raise_invalid(info, str(meta["name"]), errors)
+            self._admission.update(info, stored, body, str(meta["name"]))
         if self._registry.is_custom(group_resource):
             errors += apply_schema(self._schema(info), body)
         if is_deleting(stored):
@@ -420,6 +438,9 @@ class MemoryCluster:
         if info.group_resource == builtin.DEPLOYMENTS:
             return metadata(old).get("annotations") != metadata(new).get("annotations")
         return False
+
+    def _is_builtin(self, group_resource: str) -> bool:
+        return group_resource != builtin.CRDS and not self._registry.is_custom(group_resource)
 
     def _tracks_generation(self, info: ResourceInfo) -> bool:
         group_resource = info.group_resource

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from reconcile.cluster.discovery import find_resource
 from reconcile.cluster.errors import NotFound
-from reconcile.cluster.memory.builtin import BUILTIN_RESOURCES
 from reconcile.cluster.types import ResourceInfo
 
 
 class ResourceRegistry:
-    def __init__(self) -> None:
+    def __init__(self, builtin: tuple[ResourceInfo, ...]) -> None:
         # apiVersion -> plural -> resource, for everything served
         self._served: dict[str, dict[str, ResourceInfo]] = {}
         # group_resource -> the resource objects are stored as (for CRDs: the storage version)
         self._storage: dict[str, ResourceInfo] = {}
         self._custom: set[str] = set()
-        for info in BUILTIN_RESOURCES:
+        for info in builtin:
             self._served.setdefault(info.api_version, {})[info.resource] = info
             self._storage.setdefault(info.group_resource, info)
 
