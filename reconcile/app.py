@@ -60,7 +60,9 @@ def exit_code(result: RunResult) -> ExitCode:
 def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
     if config.local.enabled:
         return seeded_cluster(
-            [Path(p) for p in config.local.manifest_paths], recursive=config.reconcile.recursive
+            [Path(p) for p in config.local.manifest_paths],
+            recursive=config.reconcile.recursive,
+            kubernetes_version=config.local.kubernetes_version,
         )
     return connect_live(config.connection, budget)
 

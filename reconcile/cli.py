@@ -20,6 +20,12 @@ from typer.core import TyperCommand
 from reconcile import __version__
 from reconcile.api.duration import parse_duration
 from reconcile.app import main_job
+from reconcile.cluster.memory.releases import (
+    DEFAULT_VERSION,
+    UnsupportedVersion,
+    release,
+    supported_versions,
+)
 from reconcile.config import (
     ConnectionSettings,
     LocalSettings,
@@ -216,6 +222,15 @@ def run(
             help="With --local: write the resulting objects as YAML here (a GitOps preview).",
         ),
     ] = None,
+    kubernetes_version: Annotated[
+        str | None,
+        typer.Option(
+            "--kubernetes-version",
+            help=f"With --local: the Kubernetes release the in-process cluster behaves as "
+            f"(resources served, schemas, defaults): {', '.join(supported_versions())}. "
+            f"Default: {DEFAULT_VERSION}.",
+        ),
+    ] = None,
     recursive: Annotated[
         bool,
         typer.Option(
@@ -275,6 +290,7 @@ def run(
         local=LocalSettings(
             manifest_paths=tuple(str(p) for p in local or []),
             output_dir=str(output_dir) if output_dir else None,
+            kubernetes_version=kubernetes_version,
         ),
     )
     try:
@@ -293,6 +309,15 @@ def run(
     )
     if output_dir and not local:
         raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
+    if kubernetes_version is not None:
+        if not local:
+            raise typer.BadParameter(
+                "--kubernetes-version needs --local", param_hint="--kubernetes-version"
+            )
+        try:
+            release(kubernetes_version)
+        except UnsupportedVersion as exc:
+            raise typer.BadParameter(str(exc), param_hint="--kubernetes-version") from exc
     configure_logging(config.logging)
     _, code = main_job(config)
     raise typer.Exit(int(code))

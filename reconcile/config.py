@@ -62,6 +62,7 @@ class LocalSettings:
 
     manifest_paths: tuple[str, ...] = ()
     output_dir: str | None = None  # where the resulting objects are written as YAML
+    kubernetes_version: str | None = None  # the release the in-process cluster behaves as
 
     @property
     def enabled(self) -> bool:

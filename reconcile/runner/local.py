@@ -9,13 +9,16 @@ from reconcile.cluster.memory import MemoryCluster, load_manifests
 from reconcile.crds import CRD_DIR
 
 
-def seeded_cluster(paths: list[Path], *, recursive: bool = False) -> MemoryCluster:
+def seeded_cluster(
+    paths: list[Path], *, recursive: bool = False, kubernetes_version: str | None = None
+) -> MemoryCluster:
     """A memory cluster with the metacontroller.k8s.io CRDs and every object of `paths`.
 
     Raises ManifestError (every object that could not be created, after loading the rest)
     or FileNotFoundError. The seeding requests are not counted in the run's cost.
+    `kubernetes_version`: the release the cluster behaves as (default: the newest supported).
     """
-    cluster = MemoryCluster(stable_uids=True)
+    cluster = MemoryCluster(stable_uids=True, kubernetes_version=kubernetes_version)
     # The manifests may carry these CRDs too (a reloaded --output-dir does): theirs then win.
     load_manifests(cluster, CRD_DIR)
     for path in paths:

@@ -25,14 +25,15 @@ class BuiltinAdmission:
 
     def create(self, info: ResourceInfo, body: Obj, name: str, services: Iterable[Obj]) -> None:
         """Decode, default and validate a new object in place (raises BadRequest / Invalid)."""
-        self._decode(info, body, name)
+        schema_errors = self._decode(info, body, name)
         if info.group_resource == "services":
             self._note_allocations(services)
         self.defaulter.apply(info.group_resource, body)
-        v.raise_invalid(info, name, builtin_rules.create_errors(info.group_resource, body))
+        errors = builtin_rules.create_errors(info.group_resource, body)
+        v.raise_invalid(info, name, _merged(schema_errors, errors))
 
     def update(self, info: ResourceInfo, stored: Obj, body: Obj, name: str) -> None:
-        self._decode(info, body, name)
+        schema_errors = self._decode(info, body, name)
         group_resource = info.group_resource
         if group_resource == "services":
             defaults.keep_allocations(stored, body)
@@ -41,11 +42,8 @@ class BuiltinAdmission:
         self.defaulter.apply(group_resource, body)
         if group_resource == "daemonsets.apps":
             defaults.next_template_generation(stored, body)
-        v.raise_invalid(
-            info,
-            name,
-            builtin_rules.update_errors(group_resource, stored, body, self.release.minor),
-        )
+        errors = builtin_rules.update_errors(group_resource, stored, body, self.release.minor)
+        v.raise_invalid(info, name, _merged(schema_errors, errors))
 
     def created(self, info: ResourceInfo, body: Obj) -> None:
         """What the create strategy sets once the object has its uid."""
@@ -56,7 +54,8 @@ class BuiltinAdmission:
     def initial_status(self, info: ResourceInfo, body: Obj) -> Obj:
         return self.defaulter.initial_status(info.group_resource, body)
 
-    def _decode(self, info: ResourceInfo, body: Obj, name: str) -> None:
+    def _decode(self, info: ResourceInfo, body: Obj, name: str) -> list[v.FieldError]:
+        """Decode in place; returns the schema's field errors (refused with the others)."""
         api_version = str(body.get("apiVersion") or info.api_version)
         outcome = self.release.schemas.decode(api_version, info.kind, body)
         if outcome.decode_errors:
@@ -68,7 +67,7 @@ class BuiltinAdmission:
             log.warning(
                 '%s "%s": unknown field "%s" (dropped by the API server)', info.kind, name, path
             )
-        v.raise_invalid(info, name, outcome.errors)
+        return outcome.errors
 
     def _note_allocations(self, services: Iterable[Obj]) -> None:
         ips: set[str] = set()
@@ -79,3 +78,9 @@ class BuiltinAdmission:
             ports.update(int(p["nodePort"]) for p in spec.get("ports") or [] if p.get("nodePort"))
         self.defaulter.used_ips = ips
         self.defaulter.used_node_ports = ports
+
+
+def _merged(first: list[v.FieldError], second: list[v.FieldError]) -> list[v.FieldError]:
+    """Both lists in order, each error once."""
+    seen = {(e.field, e.type) for e in first}
+    return first + [e for e in second if (e.field, e.type) not in seen]

@@ -59,7 +59,7 @@ def update_errors(group_resource: str, old: Obj, new: Obj, minor: int) -> Errors
     errors = create_errors(group_resource, new)
     old_spec, new_spec = _dict(old.get("spec")), _dict(new.get("spec"))
     if group_resource == "pods":
-        errors += _pod_update_errors(old_spec, new_spec)
+        errors += _pod_update_errors(old_spec, new_spec, minor)
     elif group_resource in _WORKLOADS:
         errors += _immutable(old_spec.get("selector"), new_spec.get("selector"), "spec.selector")
         if group_resource == "statefulsets.apps":
@@ -68,9 +68,7 @@ def update_errors(group_resource: str, old: Obj, new: Obj, minor: int) -> Errors
         for name in ("selector", "template", "completions"):
             errors += _immutable(old_spec.get(name), new_spec.get(name), f"spec.{name}")
     elif group_resource == "services":
-        old_ip = old_spec.get("clusterIP")
-        if old_ip and new_spec.get("clusterIP") != old_ip:
-            errors += _immutable(old_ip, new_spec.get("clusterIP"), "spec.clusterIP")
+        errors += _cluster_ip_errors(old_spec, new_spec)
     elif group_resource == "persistentvolumeclaims":
         errors += _claim_update_errors(old_spec, new_spec, minor)
     elif group_resource in ("configmaps", "secrets"):
@@ -118,16 +116,19 @@ def pod_spec_errors(spec: Obj, path: str, restart_policies: tuple[str, ...]) -> 
 def _workload_errors(kind: str, spec: Obj) -> Errors:
     template = _dict(spec.get("template"))
     errors = pod_spec_errors(_dict(template.get("spec")), "spec.template.spec", ("Always",))
+    labels = _dict(_dict(template.get("metadata")).get("labels"))
+    mismatch = v.invalid_value(
+        "spec.template.metadata.labels", labels, "`selector` does not match template `labels`"
+    )
     selector = spec.get("selector")
-    if selector is None:
-        return [v.required("spec.selector"), *errors]
+    if selector is None:  # a missing selector matches no labels
+        return [v.required("spec.selector"), mismatch, *errors]
     selector = _dict(selector)
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         errors.append(
             v.invalid_value("spec.selector", selector, f"empty selector is invalid for {kind}")
         )
         return errors
-    labels = _dict(_dict(template.get("metadata")).get("labels"))
     try:
         matches = label_selector_from_spec(selector, "spec.selector").matches_labels(labels)
     except SelectorError as exc:
@@ -198,7 +199,7 @@ def _claim_errors(spec: Obj, path: str) -> Errors:
     return errors
 
 
-def _pod_update_errors(old: Obj, new: Obj) -> Errors:
+def _pod_update_errors(old: Obj, new: Obj, minor: int) -> Errors:
     """Only images, activeDeadlineSeconds, added tolerations and the grace period may change."""
 
     def comparable(spec: Obj) -> Obj:
@@ -220,15 +221,19 @@ def _pod_update_errors(old: Obj, new: Obj) -> Errors:
     removed = any(t not in new_tolerations for t in old_tolerations)
     if comparable(old) == comparable(new) and not removed:
         return []
-    return [
-        v.forbidden(
-            "spec",
-            "pod updates may not change fields other than `spec.containers[*].image`, "
-            "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` "
-            "(only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` "
-            "(allow it to be set to 1 if it was previously negative)",
+    detail = (
+        "pod updates may not change fields other than `spec.containers[*].image`, "
+        "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`"
+    )
+    if minor >= 21:
+        detail += (
+            ", `spec.tolerations` (only additions to existing tolerations) or "
+            "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+            "negative)"
         )
-    ]
+    else:
+        detail += " or `spec.tolerations` (only additions to existing tolerations)"
+    return [v.forbidden("spec", detail)]
 
 
 def _statefulset_update_errors(old: Obj, new: Obj, minor: int) -> Errors:
@@ -251,6 +256,18 @@ def _statefulset_update_errors(old: Obj, new: Obj, minor: int) -> Errors:
             "'updateStrategy' are forbidden"
         )
     return [v.forbidden("spec", detail)]
+
+
+def _cluster_ip_errors(old: Obj, new: Obj) -> Errors:
+    """Allocated addresses stay; a changed `clusterIP` is checked as the `clusterIPs` it
+    implies."""
+    old_ips = old.get("clusterIPs") or ([old["clusterIP"]] if old.get("clusterIP") else [])
+    new_ips = new.get("clusterIPs") or []
+    if new.get("clusterIP") and (not new_ips or new_ips[0] != new["clusterIP"]):
+        new_ips = [new["clusterIP"], *new_ips[1:]]
+    if old_ips and new_ips and new_ips[0] != old_ips[0]:
+        return [v.invalid_value("spec.clusterIPs[0]", new_ips, "may not change once set")]
+    return []
 
 
 def _claim_update_errors(old: Obj, new: Obj, minor: int) -> Errors:

@@ -114,6 +114,11 @@ def _go_value(value: Any) -> str:
         return "null"
     if isinstance(value, int | float):
         return str(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "[]string{" + ", ".join(json.dumps(item) for item in value) + "}"
+    if isinstance(value, dict) and all(isinstance(item, str) for item in value.values()):
+        pairs = ", ".join(f"{json.dumps(k)}:{json.dumps(value[k])}" for k in sorted(value))
+        return "map[string]string{" + pairs + "}"
     return json.dumps(value, sort_keys=True, default=str)
 
 
