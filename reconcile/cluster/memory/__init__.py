@@ -1,13 +1,14 @@
-"""The in-process `memory` backend: a Kubernetes API server (1.20 semantics) with its garbage
-collector and namespace controller, held in memory.
+"""The in-process `memory` backend: a Kubernetes API server of a chosen release (`releases`;
+default the newest supported) with its garbage collector and namespace controller, in memory.
 
 It is the embedded default (`reconcile --local DIR`, with `manifests.load_manifests` /
 `manifests.dump_objects`) and the fast test backend. Known differences from a real cluster:
 
-- built-in kinds get no defaulting, no pruning of unknown fields and no validation beyond
-  metadata; custom resources are pruned, defaulted and validated by their CRD's schema, but
-  not every schema keyword is checked (see `schema`);
-- no `managedFields`, no service IP allocation, and no controllers beyond the garbage
+- built-in kinds are decoded against the release's OpenAPI schemas, defaulted and validated
+  (`admission`, `defaults`, `builtin_rules`), but only the rules listed there are checked;
+  custom resources are pruned, defaulted and validated by their CRD's schema, but not every
+  schema keyword is checked (see `schema`);
+- no `managedFields`, and no controllers beyond the garbage
   collector, the namespace controller and the CRD finalizer (no pods from deployments, no
   default service accounts or `kube-root-ca.crt` config maps);
 - creating an object that carries a resourceVersion is a 400 here (a 500 on the 1.20 server);

@@ -1,5 +1,5 @@
-"""`MemoryCluster`: the `Cluster` protocol served in-process, with kube-apiserver 1.20's
-semantics wherever a client can see them (see the package docstring for what differs)."""
+"""`MemoryCluster`: the `Cluster` protocol served in-process, with kube-apiserver's semantics
+wherever a client can see them (see the package docstring for what differs)."""
 
 from __future__ import annotations
 
