@@ -45,6 +45,18 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "dueNextRun": list(result.due_next_run),
         "errors": list(result.errors),
+        "notConverging": [
+            {
+                "object": stuck.object,
+                "how": stuck.how.value,
+                "pass": stuck.pass_number,
+                "fields": [
+                    {"path": c.path, "hookReturns": c.wanted, "clusterKeeps": c.kept}
+                    for c in stuck.changes
+                ],
+            }
+            for stuck in result.not_converging
+        ],
         "summary": {
             "passes": t.passes,
             "parents": t.parents,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from enum import StrEnum
+from typing import Any
 
+from reconcile.engine.changes import FieldChange
 from reconcile.report.json_report import report_dict
 from reconcile.report.markdown import render_markdown
 from reconcile.report.text import render_text
@@ -13,6 +15,7 @@ from reconcile.runner.results import (
     ActionResult,
     ControllerResult,
     HookCall,
+    NotConverging,
     ParentResult,
     PassResult,
     RunResult,
@@ -52,11 +55,30 @@ def scrubbed(result: RunResult) -> RunResult:
         due_next_run=_texts(result.due_next_run),
         warnings=_texts(result.warnings),
         passes=[_pass(p) for p in result.passes],
+        not_converging=[_divergence(n) for n in result.not_converging],
     )
 
 
 def _texts(texts: list[str]) -> list[str]:
     return [scrub(t) for t in texts]
+
+
+def _divergence(stuck: NotConverging) -> NotConverging:
+    """Field values may quote a Secret's (a ConfigMap built from one): scrubbed like text."""
+    changes = tuple(
+        FieldChange(c.path, _scrub_value(c.wanted), _scrub_value(c.kept)) for c in stuck.changes
+    )
+    return replace(stuck, changes=changes)
+
+
+def _scrub_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrub_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_value(v) for v in value]
+    return value
 
 
 def _pass(pass_: PassResult) -> PassResult:

@@ -208,8 +208,8 @@ class CompositeRunner:
             result.errors.append(f"{result.parent}: {message}")
             log.warning("%s: %s", result.parent, message)
             self.executor.record_event(parent, "SyncError", message)
-        if any(a.error for a in result.actions):
-            failed = next(a for a in result.actions if a.error)
+        if any(a.error and not a.held for a in result.actions):
+            failed = next(a for a in result.actions if a.error and not a.held)
             message = f"{failed.action.describe()} failed: {failed.error}"
             result.errors.append(f"{result.parent}: {message}")
             self.executor.record_event(parent, "SyncError", message)

@@ -13,18 +13,31 @@ from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.objects.meta import Obj, metadata, name_of, namespace_of, uid_of
-from reconcile.runner.results import ActionResult
+from reconcile.engine.changes import FieldChange, field_changes, fingerprint
+from reconcile.objects.meta import Obj, identity, metadata, name_of, namespace_of, uid_of
+from reconcile.runner.results import ActionResult, Divergence, NotConverging
 from reconcile.secret_values import scrub
 
 log = logging.getLogger(__name__)
 
 
+_GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
+GuardKey = tuple[str, str, str, str]
+
+
 class Executor:
+    """Sends a run's actions. One per run: it is also the loop guard, which remembers each
+    object's updates across passes. An update the server accepts without changing the object,
+    or the same change needed again in a later pass, marks the object as not converging; its
+    updates are then left alone for the rest of the run."""
+
     def __init__(self, cluster: Cluster, *, dry_run: bool, budget: Budget | None = None) -> None:
         self.cluster = cluster
         self.dry_run = dry_run
         self.budget = budget or Budget()
+        self.pass_number = 1
+        self.not_converging: dict[GuardKey, NotConverging] = {}
+        self._updates: dict[GuardKey, tuple[int, str]] = {}
 
     def execute(
         self, actions: list[Action], results: list[ActionResult] | None = None
@@ -38,6 +51,12 @@ class Executor:
         for i, action in enumerate(actions):
             if self.dry_run:
                 results.append(ActionResult(action, applied=False))
+                continue
+            key = _guard_key(action)
+            if action.kind in _GUARDED and self._held(action, key):
+                stuck = self.not_converging[key]
+                why = f"left alone: {stuck.object} does not converge (pass {stuck.pass_number})"
+                results.append(ActionResult(action, applied=False, error=why, held=True))
                 continue
             try:
                 self.budget.check(action.describe())
@@ -55,9 +74,46 @@ class Executor:
                 break
             if returned is not None:
                 versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
-            results.append(ActionResult(action, applied=True))
+            unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
+            results.append(ActionResult(action, applied=True, unchanged=unchanged))
             log.debug("applied %s", action.describe())
         return results
+
+    def _held(self, action: Action, key: GuardKey) -> bool:
+        """Whether this update is left alone: its object already does not converge, or it is
+        the same change an earlier pass made (which then did not stick)."""
+        if key in self.not_converging:
+            return True
+        assert action.after is not None and action.before is not None
+        changes = field_changes(
+            action.after, action.before, status=action.kind is ActionKind.STATUS
+        )
+        mark = fingerprint(changes)
+        earlier = self._updates.get(key)
+        self._updates[key] = (self.pass_number, mark)
+        if earlier is None or earlier[0] == self.pass_number or earlier[1] != mark:
+            return False
+        self._diverged(key, action, Divergence.REVERTED, changes)
+        return True
+
+    def _ignored(self, action: Action, key: GuardKey, returned: Obj | None) -> bool:
+        """Whether the server kept the object as it was (same resourceVersion)."""
+        if returned is None or action.before is None:
+            return False
+        before = str(metadata(action.before).get("resourceVersion") or "")
+        if not before or str(metadata(returned).get("resourceVersion") or "") != before:
+            return False
+        assert action.after is not None
+        changes = field_changes(action.after, returned, status=action.kind is ActionKind.STATUS)
+        self._diverged(key, action, Divergence.IGNORED, changes)
+        return True
+
+    def _diverged(
+        self, key: GuardKey, action: Action, how: Divergence, changes: list[FieldChange]
+    ) -> None:
+        stuck = NotConverging(identity(action.target), how, tuple(changes), self.pass_number)
+        self.not_converging.setdefault(key, stuck)
+        log.error("%s", stuck.describe())
 
     def _send(self, action: Action, versions: dict[tuple[str, str, str], str]) -> Obj | None:
         resource = action.resource
@@ -95,6 +151,10 @@ class Executor:
 
 def _key(action: Action) -> tuple[str, str, str]:
     return (action.resource.group_resource, action.namespace, action.name)
+
+
+def _guard_key(action: Action) -> GuardKey:
+    return (*_key(action), action.kind.verb)
 
 
 def warning_event(involved: Obj, reason: str, message: str) -> Obj:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reconcile.engine.actions import Action
+from reconcile.engine.changes import FieldChange
 from reconcile.engine.rollout import RolloutSummary
 
 
@@ -30,6 +31,42 @@ class ActionResult:
     action: Action
     applied: bool  # False in dry-run, or when the request failed
     error: str = ""
+    # Sent and accepted, but the server kept the object as it was: not a change.
+    unchanged: bool = False
+    # Not sent: the loop guard leaves its object alone (the run's errors say why).
+    held: bool = False
+
+
+class Divergence(StrEnum):
+    IGNORED = "ignored"  # the server accepted the update and kept the object as it was
+    REVERTED = "reverted"  # the same change was needed again in a later pass
+
+
+@dataclass(frozen=True)
+class NotConverging:
+    """An object the run cannot bring to what its hook asks for; left alone once found."""
+
+    object: str  # `Kind namespace/name`
+    how: Divergence
+    changes: tuple[FieldChange, ...]
+    pass_number: int
+
+    def describe(self) -> str:
+        fields = "; ".join(c.describe() for c in self.changes[:5])
+        if len(self.changes) > 5:
+            fields += f"; and {len(self.changes) - 5} more fields"
+        if self.how is Divergence.IGNORED:
+            return (
+                f"{self.object} does not converge: the API server accepted the update and kept "
+                f"the object as it was, so every run would send it again ({fields}). Have the "
+                "hook return what the cluster keeps, or leave the field out."
+            )
+        return (
+            f"{self.object} does not converge: pass {self.pass_number} needed the same change "
+            f"as an earlier pass, so something else sets it back (another controller, an "
+            f"admission webhook, the server) ({fields}). Left alone for the rest of the run; "
+            "leave the field out of the hook's answer, or stop the other writer."
+        )
 
 
 @dataclass
@@ -47,7 +84,8 @@ class ParentResult:
 
     @property
     def writes(self) -> int:
-        return sum(1 for a in self.actions if a.applied)
+        """Requests that changed something (an update the server ignored is not one)."""
+        return sum(1 for a in self.actions if a.applied and not a.unchanged)
 
 
 @dataclass
@@ -124,6 +162,8 @@ class RunResult:
     interrupted: str | None = None
     due_next_run: list[str] = field(default_factory=list)  # resyncs past the budget
     converged: bool = False
+    # Objects whose updates do not stick (each is also an error: the run exits 1)
+    not_converging: list[NotConverging] = field(default_factory=list)
     duration: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
     hook_calls: int = 0
@@ -131,7 +171,7 @@ class RunResult:
     @property
     def errors(self) -> list[str]:
         last = self.passes[-1].errors if self.passes else []
-        return self.load_errors + last
+        return self.load_errors + last + [n.describe() for n in self.not_converging]
 
     def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
         total: Counter[str] = Counter()

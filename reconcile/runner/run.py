@@ -83,6 +83,7 @@ class Runner:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
         executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
         while True:
+            executor.pass_number = len(result.passes) + 1
             current = self._pass(len(result.passes) + 1, loaded, executor)
             result.passes.append(current)
             if self.budget.interrupted_by or current.not_synced or current.cut_short:
@@ -113,6 +114,7 @@ class Runner:
                 result.interrupted = self.budget.interrupted_by
                 result.due_next_run = due
                 break
+        result.not_converging = list(executor.not_converging.values())
         return self._finish(result, started)
 
     def _finish(self, result: RunResult, started: float) -> RunResult:

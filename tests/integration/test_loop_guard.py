@@ -1,0 +1,131 @@
+"""The loop guard, on both backends: an update the server accepts without changing anything is
+not a change, and an object that needs the same change pass after pass is reported as not
+converging, left alone for the rest of the run, and fails the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reconcile.cluster.errors import NotFound
+from reconcile.cluster.types import ResourceInfo
+from reconcile.engine.changes import HIDDEN, field_changes
+from reconcile.report.json_report import report_dict
+from reconcile.runner.results import Divergence, NotConverging, RunResult
+from tests.support.backends import Backend
+from tests.support.controllers import composite, run, webhook, write_controllers
+from tests.support.hookserver import serve
+
+
+def parent(kind: ResourceInfo, name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": kind.api_version,
+        "kind": kind.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"parent": name}}},
+    }
+
+
+def test_an_update_the_server_ignores_is_reported_and_not_repeated(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    typos = backend.apply_crd("Typo")
+    backend.admin.create(typos, parent(typos, "t", namespace))
+    # `date` for `data`: the API server drops the unknown field, so the update that adds it
+    # back changes nothing
+    child = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "labels": {"parent": "t"}},
+        "data": {"level": "debug"},
+        "date": {"release": "2024-01-01"},
+    }
+    with serve(lambda request: {"status": {}, "children": [child]}) as server:
+        controller = composite(
+            "typos", typos, [("v1", "configmaps", "InPlace")], {"sync": webhook(server.url)}
+        )
+        mark = backend.mark()
+        result = run(backend, write_controllers(tmp_path, controller))
+    assert [n.how for n in result.not_converging] == [Divergence.IGNORED]
+    (error,) = [e for e in result.errors if "does not converge" in e]
+    assert error.startswith(f"ConfigMap {namespace}/settings does not converge: the API server")
+    assert 'date: the cluster keeps nothing where the hook returns `{"release": "2024-01-01"}`' in (
+        error
+    )
+    assert len(result.passes) == 2  # the ignored update did not start a third pass
+    assert not result.converged
+    mutations = backend.mutations_since(mark)
+    # the child's create and its one ignored update, and the parent's status
+    assert (mutations["create"], mutations["update"]) == (1, 2)
+
+
+def test_an_object_another_writer_sets_back_is_left_alone(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    pairs = backend.apply_crd("Pair")
+    configmaps = backend.admin.discover("v1", "configmaps")
+    for name in ("a-first", "b-second"):
+        backend.admin.create(pairs, parent(pairs, name, namespace))
+    wanted: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "shared", "labels": {"parent": "a-first"}},
+    }
+    wanted["data"] = {"owner": "hook"}
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        if request["parent"]["metadata"]["name"] == "a-first":
+            return {"status": {}, "children": [wanted]}
+        # the other writer: whenever it runs, the shared map is set back to its value
+        try:
+            current = backend.admin.get(configmaps, "shared", namespace=namespace)
+        except NotFound:
+            return {"status": {}, "children": []}
+        if current.get("data", {}).get("owner") != "someone-else":
+            current["data"] = {"owner": "someone-else"}
+            backend.admin.update(configmaps, current)
+        return {"status": {}, "children": []}
+
+    with serve(sync) as server:
+        controller = composite(
+            "pairs", pairs, [("v1", "configmaps", "InPlace")], {"sync": webhook(server.url)}
+        )
+        mark = backend.mark()
+        result = run(backend, write_controllers(tmp_path, controller), workers=1)
+    assert [n.how for n in result.not_converging] == [Divergence.REVERTED]
+    (error,) = [e for e in result.errors if "does not converge" in e]
+    assert 'data.owner: the cluster keeps `"someone-else"` where the hook returns `"hook"`' in error
+    assert "Left alone for the rest of the run" in error
+    # created once, set back once, then left alone: the run ended instead of fighting on
+    # (the other updates are the two parents' status)
+    mutations = backend.mutations_since(mark)
+    assert (mutations["create"], mutations["update"]) == (1, 3)
+    assert len(result.passes) == 3
+    held = [a for p in result.passes[-1].parents() for a in p.actions if not a.applied]
+    assert [a.error for a in held] == [
+        f"left alone: ConfigMap {namespace}/shared does not converge (pass 3)"
+    ]
+
+
+def secret(value: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "data": {"k": value}}
+
+
+def test_the_json_report_lists_the_fields_and_hides_secret_values() -> None:
+    stuck = NotConverging(
+        "Secret ns/creds",
+        Divergence.IGNORED,
+        tuple(field_changes(secret("c2VjcmV0"), secret("b3RoZXI="))),
+        2,
+    )
+    report = report_dict(RunResult(dry_run=False, not_converging=[stuck]))
+    assert report["notConverging"] == [
+        {
+            "object": "Secret ns/creds",
+            "how": "ignored",
+            "pass": 2,
+            "fields": [{"path": "data.k", "hookReturns": HIDDEN, "clusterKeeps": HIDDEN}],
+        }
+    ]
+    assert "c2VjcmV0" not in json.dumps(report)
