@@ -37,6 +37,9 @@ HELLO = str(EXAMPLES / "hello-world")
         (["--burst", "0"], "--burst"),
         (["--burst", "-3"], "--burst"),
         (["--workers", "0"], "--workers"),
+        (["--kubernetes-version", "1.19"], "--kubernetes-version"),
+        (["--kubernetes-version", "latest"], "--kubernetes-version"),
+        (["--kubernetes-version", "1.37", "--no-local"], "--kubernetes-version"),
     ],
 )
 def test_usage_errors_exit_1(args: list[str], names: str, tmp_path: Path) -> None:
