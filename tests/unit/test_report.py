@@ -292,6 +292,7 @@ def test_json_top_level() -> None:
         "warnings",
         "dueNextRun",
         "errors",
+        "notConverging",
         "summary",
         "passes",
     ]
