@@ -22,7 +22,7 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReportTarget, RunConfig
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
-from reconcile.runner.local import seeded_cluster
+from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
 from reconcile.runner.results import RunResult
 from reconcile.runner.run import Runner
@@ -173,7 +173,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
         result, cluster = _run(config, budget)
         log_summary(result)
         reported = write_reports(result, config)
-        written = _write_output(output, cluster, result)
+        written = _write_output(output, cluster, result, config)
     code = exit_code(result)
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
@@ -216,14 +216,18 @@ def _failed(result: RunResult, error: str, budget: Budget) -> RunResult:
     return result
 
 
-def _write_output(output: OutputDir | None, cluster: Cluster | None, result: RunResult) -> bool:
+def _write_output(
+    output: OutputDir | None, cluster: Cluster | None, result: RunResult, config: RunConfig
+) -> bool:
     if output is None or not isinstance(cluster, MemoryCluster):
         return True
     if result.fatal:
         log.warning("nothing written to %s: the run did not start", output.path)
         return True
     try:
-        written = output.write(cluster)
+        paths = [Path(p) for p in config.local.manifest_paths]
+        hook_dirs = controller_dirs(paths, recursive=config.reconcile.recursive)
+        written = output.write(cluster, hook_dirs)
     except OutputDirError as exc:
         log.error("%s", exc)
         return False

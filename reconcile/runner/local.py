@@ -7,6 +7,7 @@ from pathlib import Path
 
 from reconcile.cluster.memory import MemoryCluster, load_manifests
 from reconcile.crds import CRD_DIR
+from reconcile.runner.sources import yaml_documents
 
 
 def seeded_cluster(
@@ -25,3 +26,16 @@ def seeded_cluster(
         load_manifests(cluster, path, recursive=recursive)
     cluster.stats.reset()
     return cluster
+
+
+def controller_dirs(paths: list[Path], *, recursive: bool = False) -> dict[str, Path]:
+    """For each controller in the manifests, the directory of the file it came from (where its
+    command hooks run by default)."""
+    dirs: dict[str, Path] = {}
+    for path in paths:
+        for file, _, obj in yaml_documents(path, recursive=recursive):
+            if str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/"):
+                name = (obj.get("metadata") or {}).get("name")
+                if isinstance(name, str):
+                    dirs[name] = file.parent.resolve()
+    return dirs

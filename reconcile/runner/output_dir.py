@@ -12,13 +12,15 @@ deleted.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.memory.manifests import dump_entries, to_yaml
@@ -27,6 +29,7 @@ from reconcile.objects.secrets import is_secret
 log = logging.getLogger(__name__)
 
 MARKER = ".reconcile-output"
+CONTROLLER_GROUP = "metacontroller.k8s.io/"
 MARKER_FORMAT = 1
 SECRET_MODE = 0o600  # Secret files hold the values twice: `data` and the last-applied copy
 _DEFAULT_MODE = 0o666  # less the umask, as for any new file
@@ -59,12 +62,19 @@ class OutputDir:
         self._root = root  # its real path: the only place anything is written or removed
         self._recorded = recorded  # what the previous dump wrote (relative POSIX paths)
 
-    def write(self, cluster: MemoryCluster) -> list[Path]:
+    def write(
+        self, cluster: MemoryCluster, hook_dirs: Mapping[str, Path] | None = None
+    ) -> list[Path]:
         """Dump every object (files whose content is unchanged are left alone), remove the files
         the previous dump wrote and this one did not, and record what this one wrote. Returns
-        the objects' files. Raises OutputDirError; a refused target is found before any write."""
+        the objects' files. Raises OutputDirError; a refused target is found before any write.
+
+        `hook_dirs`: for each controller read from a file, that file's directory. Its dumped
+        command hooks get a `workingDir` relative to where they are written, so that the dump
+        loads again (`--local OUT -R`) with the hooks where they were."""
         files: dict[str, tuple[bytes, bool]] = {}
-        for path, obj in dump_entries(cluster):
+        for path, dumped in dump_entries(cluster):
+            obj = _hooks_resolved(dumped, hook_dirs or {}, self._root / path.parent)
             files[path.as_posix()] = (to_yaml(obj).encode(), is_secret(obj))
         try:
             for relative in files:
@@ -155,6 +165,24 @@ class OutputDir:
 
 
 # -- taking the directory over --------------------------------------------------------------
+
+
+def _hooks_resolved(obj: Any, hook_dirs: Mapping[str, Path], written_in: Path) -> Any:
+    """A controller whose command hooks run where they ran in this run, from `written_in`."""
+    if not (isinstance(obj, dict) and str(obj.get("apiVersion", "")).startswith(CONTROLLER_GROUP)):
+        return obj
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    hooks = (obj.get("spec") or {}).get("hooks")
+    if name not in hook_dirs or not isinstance(hooks, dict):
+        return obj
+    obj = copy.deepcopy(obj)
+    for hook in obj["spec"]["hooks"].values():
+        command = hook.get("command") if isinstance(hook, dict) else None
+        if not isinstance(command, dict):
+            continue
+        ran_in = os.path.normpath(os.path.join(hook_dirs[name], command.get("workingDir") or "."))
+        command["workingDir"] = os.path.relpath(ran_in, written_in)
+    return obj
 
 
 def _refuse_overlap(path: Path, root: Path, inputs: Sequence[Path]) -> None:
