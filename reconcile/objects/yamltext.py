@@ -95,17 +95,27 @@ _NOT_A_NUMBER |= {".nan", ".NaN", ".NAN"}
 _GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _GO_INT = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$")
 _INT64 = (-(2**63), 2**64 - 1)  # ParseInt, then ParseUint
-_Loader.add_implicit_resolver(
-    _PLAIN_TAG,
-    re.compile(
-        r"^(?:[-+.0-9].*|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False|FALSE)$",
-        re.S,
-    ),
-    None,
+_PLAIN_CANDIDATE = re.compile(
+    r"^(?:[-+.0-9].*|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
+    r"|true|True|TRUE|false|False|FALSE)$",
+    re.S,
 )
+_Loader.add_implicit_resolver(_PLAIN_TAG, _PLAIN_CANDIDATE, None)
+
+
+def needs_quotes(text: str) -> bool:
+    """Whether `text`, written unquoted, would read back as something else than this string
+    (`n`, `0o755`, `1e3`): a writer of YAML for this reader (or kubectl) must quote it."""
+    if not _PLAIN_CANDIDATE.match(text):
+        return False
+    if text in _BOOLEANS or text in _NOT_A_NUMBER:
+        return True
+    plain = text.replace("_", "")
+    return _go_int(plain) is not None or bool(_GO_FLOAT.match(plain))
 
 
 def _construct_plain(loader: _SafeLoader, node: yaml.ScalarNode) -> Any:
+    """The value of an unquoted scalar, by go-yaml v2's rules."""
     text = str(loader.construct_scalar(node))
     if text in _BOOLEANS:
         return _BOOLEANS[text]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from reconcile.cluster.memory import ManifestError, MemoryCluster, load_manifests
+from reconcile.cluster.memory.manifests import to_yaml
 from reconcile.objects.yamltext import YamlError, load_documents
 from reconcile.runner.sources import yaml_documents
 
@@ -112,3 +113,13 @@ def test_an_unquoted_yes_in_configmap_data_is_refused_as_the_server_refuses_it(
     assert (
         "json: cannot unmarshal bool into Go struct field ConfigMap.data[RELEASED] of type string"
     ) in failure
+
+
+def test_the_dump_quotes_what_would_read_back_as_something_else() -> None:
+    data = {k: k for k in ("y", "n", "on", "0o755", "0759", "1e3", "+1", "1_000", "1.5")}
+    data |= {"plain": "10.0.0.1", "word": "yes-no"}
+    written = to_yaml({"data": data})
+    assert "\nn:" not in written and "  'n': 'n'" in written
+    assert "plain: 10.0.0.1" in written  # what reads back as itself stays unquoted
+    (read,) = load_documents(written, "dump.yaml")
+    assert read == {"data": data}

@@ -23,7 +23,7 @@ from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
-from reconcile.objects.yamltext import YamlError, load_documents
+from reconcile.objects.yamltext import YamlError, load_documents, needs_quotes
 
 try:
     from yaml import CSafeDumper as _Dumper
@@ -64,7 +64,9 @@ class _ManifestDumper(_Dumper):
 
 
 def _represent_str(dumper: _ManifestDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    """Multi-line strings as blocks; strings that kubectl would read as something else when
+    unquoted (`n`, `0o755`) quoted."""
+    style = "|" if "\n" in value else ("'" if needs_quotes(value) else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
