@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from enum import IntEnum
 from pathlib import Path
 from types import FrameType
@@ -20,11 +21,12 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import ManifestError, MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReportTarget, RunConfig
+from reconcile.gitsource import GitSourceError, checkout
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
-from reconcile.runner.results import RunResult
+from reconcile.runner.results import Provenance, RunResult
 from reconcile.runner.run import Runner
 from reconcile.runner.summary import log_summary
 
@@ -159,6 +161,18 @@ def stop_on_signals(budget: Budget) -> Iterator[None]:
 
 def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     budget = Budget(config.reconcile.max_duration)
+    source: Provenance | None = None
+    if config.git.enabled:
+        try:
+            check_report_files(config.report.targets)
+            config, source = from_git(config)
+        except (OutputError, GitSourceError) as exc:
+            log.error("%s", exc)
+            result = RunResult(dry_run=config.reconcile.dry_run, fatal=True)
+            result.load_errors.append(str(exc))
+            log_summary(result)
+            write_reports(result, config)
+            return result, ExitCode.ERROR
     try:
         check_report_files(config.report.targets)
         output = (
@@ -171,6 +185,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
         return None, ExitCode.ERROR
     with stop_on_signals(budget):
         result, cluster = _run(config, budget)
+        result.source = source
         log_summary(result)
         reported = write_reports(result, config)
         written = _write_output(output, cluster, result, config)
@@ -178,6 +193,46 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
     return result, code
+
+
+def from_git(config: RunConfig) -> tuple[RunConfig, Provenance]:
+    """Check the repository out and read every input path inside it. Raises GitSourceError."""
+    git = config.git
+    assert git.url is not None
+    cache = Path(git.cache_dir) if git.cache_dir else None
+    checked_out = checkout(git.url, git.ref, cache)
+    log.info(
+        "git: %s at %s is commit %s (%s)",
+        checked_out.url,
+        checked_out.ref,
+        checked_out.commit[:12],
+        checked_out.subject,
+    )
+    root = checked_out.path
+
+    def inside(paths: tuple[str, ...], option: str) -> tuple[str, ...]:
+        found = []
+        for path in paths:
+            full = (root / path).resolve()
+            if Path(path).is_absolute() or not full.is_relative_to(root.resolve()):
+                raise GitSourceError(
+                    f"{option} {path}: with --git, paths are read inside the repository; "
+                    "give a path relative to its root"
+                )
+            found.append(str(full))
+        return tuple(found)
+
+    config = replace(
+        config,
+        reconcile=replace(
+            config.reconcile,
+            controller_paths=inside(config.reconcile.controller_paths, "--controllers"),
+            apply_paths=inside(config.reconcile.apply_paths, "--manifests"),
+        ),
+        local=replace(config.local, manifest_paths=inside(config.local.manifest_paths, "--local")),
+    )
+    source = Provenance(checked_out.url, checked_out.ref, checked_out.commit, checked_out.subject)
+    return config, source
 
 
 def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import sys
 from dataclasses import replace
 from enum import StrEnum
@@ -28,6 +29,7 @@ from reconcile.cluster.memory.releases import (
 )
 from reconcile.config import (
     ConnectionSettings,
+    GitSettings,
     LocalSettings,
     LogFormat,
     LoggingSettings,
@@ -78,6 +80,15 @@ class Command(TyperCommand):
         except UsageError as exc:
             exc.exit_code = 1  # type: ignore[attr-defined]
             raise
+
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def _applyset_name(value: str) -> bool:
+    namespace, _, name = value.rpartition("/")
+    return bool(_DNS_SUBDOMAIN.match(name)) and (not namespace or bool(_DNS_LABEL.match(namespace)))
 
 
 def _seconds(*, allow_zero: bool = False) -> Any:
@@ -231,10 +242,59 @@ def run(
             f"Default: {DEFAULT_VERSION}.",
         ),
     ] = None,
+    manifests: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--manifests",
+            help="Apply the objects in these files or directories before the controllers run "
+            "(CRDs first, then Namespaces, then the rest), recorded in an ApplySet. Repeatable.",
+        ),
+    ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="With --manifests: delete the ApplySet's objects that left the manifests "
+            "(never an object it did not apply).",
+        ),
+    ] = False,
+    applyset: Annotated[
+        str,
+        typer.Option(
+            "--applyset",
+            help="With --manifests: the ApplySet's parent ConfigMap, [NAMESPACE/]NAME.",
+        ),
+    ] = "default/reconcile",
+    git_url: Annotated[
+        str | None,
+        typer.Option(
+            "--git",
+            help="Read --controllers, --manifests and --local inside this repository (https, "
+            "ssh, file:// or a path). Credentials come from the environment only "
+            "(RECONCILE_GIT_TOKEN[_FILE], RECONCILE_GIT_SSH_KEY_FILE, RECONCILE_GIT_KNOWN_HOSTS).",
+        ),
+    ] = None,
+    git_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--git-ref",
+            help="With --git: a branch, tag or commit (default: the remote's default branch).",
+        ),
+    ] = None,
+    git_cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--git-cache",
+            help="With --git: where clones are kept between runs (default: "
+            "~/.cache/reconcile/git).",
+        ),
+    ] = None,
     recursive: Annotated[
         bool,
         typer.Option(
-            "--recursive", "-R", help="Read --local and --controllers directories recursively."
+            "--recursive",
+            "-R",
+            help="Read --local, --manifests and --controllers directories recursively.",
         ),
     ] = False,
     report_format: Annotated[
@@ -286,6 +346,14 @@ def run(
             max_duration=max_duration,
             poll_interval=poll_interval,
             recursive=recursive,
+            apply_paths=tuple(str(p) for p in manifests or []),
+            prune=prune,
+            applyset=applyset if "/" in applyset else f"default/{applyset}",
+        ),
+        git=GitSettings(
+            url=git_url,
+            ref=git_ref,
+            cache_dir=str(git_cache) if git_cache else None,
         ),
         local=LocalSettings(
             manifest_paths=tuple(str(p) for p in local or []),
@@ -309,6 +377,15 @@ def run(
     )
     if output_dir and not local:
         raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
+    if prune and not manifests:
+        raise typer.BadParameter("--prune needs --manifests", param_hint="--prune")
+    if not _applyset_name(applyset):
+        raise typer.BadParameter(
+            f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"
+        )
+    for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
+        if given is not None and not git_url:
+            raise typer.BadParameter(f"{option} needs --git", param_hint=option)
     if kubernetes_version is not None:
         if not local:
             raise typer.BadParameter(

@@ -51,6 +51,10 @@ class ReconcileSettings:
     # --local manifests: their controllers run too (below --controllers in precedence), with
     # command hooks beside the files they came from.
     manifest_paths: tuple[str, ...] = ()
+    # --manifests: applied before the controllers run, recorded in an ApplySet
+    apply_paths: tuple[str, ...] = ()
+    prune: bool = False  # delete the ApplySet's members that left --manifests
+    applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
 
     def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
         return replace(self, manifest_paths=paths)
@@ -67,6 +71,19 @@ class LocalSettings:
     @property
     def enabled(self) -> bool:
         return bool(self.manifest_paths)
+
+
+@dataclass(frozen=True)
+class GitSettings:
+    """`--git`: controllers and manifests read from a repository at a ref."""
+
+    url: str | None = None
+    ref: str | None = None  # branch, tag or commit; None: the remote's default branch
+    cache_dir: str | None = None  # None: ~/.cache/reconcile/git
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url)
 
 
 @dataclass(frozen=True)
@@ -87,5 +104,6 @@ class RunConfig:
     logging: LoggingSettings = field(default_factory=LoggingSettings)
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
+    git: GitSettings = field(default_factory=GitSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     progress: bool = False  # a progress bar on standard error (only on a terminal)

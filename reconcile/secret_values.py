@@ -47,6 +47,15 @@ class SecretValues:
             self._values |= forms
             self._pattern = None
 
+    def remember_credential(self, value: str) -> None:
+        """Remember a credential that is not in a Secret object (a git token, a password in
+        a URL), in every form it can appear in text."""
+        forms = {form for form in _forms(value) if len(form) >= MIN_LENGTH}
+        with self._lock:
+            if forms and not forms <= self._values:
+                self._values |= forms
+                self._pattern = None
+
     def scrub(self, text: str) -> str:
         """`text` with every remembered value, and every JSON `data` / `stringData` map's
         values, replaced by `<redacted>`."""
@@ -101,6 +110,10 @@ SEEN = SecretValues()
 
 def remember_secrets(value: Any) -> None:
     SEEN.remember(value)
+
+
+def remember_credential(value: str) -> None:
+    SEEN.remember_credential(value)
 
 
 def scrub(text: str) -> str:

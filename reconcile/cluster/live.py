@@ -197,6 +197,16 @@ class LiveCluster:
                 return found
         raise NotFound(f"the server has no resource {resource!r} in apiVersion {api_version!r}")
 
+    def preferred_version(self, group: str) -> str:
+        if not group:
+            return "v1"
+        document = self._send("discover", group, "GET", f"/apis/{group}")
+        preferred = document.get("preferredVersion") or {}
+        version = preferred.get("groupVersion") if isinstance(preferred, dict) else None
+        if not isinstance(version, str) or not version:
+            raise NotFound(f"the server has no preferred version for API group {group!r}")
+        return version
+
     # -- verbs -------------------------------------------------------------------------------
 
     def list(

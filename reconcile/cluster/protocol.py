@@ -25,6 +25,11 @@ class Cluster(Protocol):
         apiVersion. Cached for the life of the backend; a miss refreshes once before NotFound."""
         ...
 
+    def preferred_version(self, group: str) -> str:
+        """The apiVersion the server prefers for an API group (`v1` for the core group, `apps/v1`);
+        NotFound when the group is not served."""
+        ...
+
     def list(
         self,
         resource: ResourceInfo,

@@ -149,6 +149,16 @@ class PassResult:
         return sum(len(p.hooks) for p in self.parents())
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """Where a run's controllers and manifests came from (`--git`)."""
+
+    url: str  # without credentials
+    ref: str
+    commit: str
+    subject: str
+
+
 @dataclass
 class RunResult:
     dry_run: bool
@@ -164,6 +174,9 @@ class RunResult:
     converged: bool = False
     # Objects whose updates do not stick (each is also an error: the run exits 1)
     not_converging: list[NotConverging] = field(default_factory=list)
+    # --manifests, applied before the first pass (and reported as its first controller)
+    manifests: ControllerResult | None = None
+    source: Provenance | None = None  # --git: where the inputs came from
     duration: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
     hook_calls: int = 0
@@ -171,7 +184,12 @@ class RunResult:
     @property
     def errors(self) -> list[str]:
         last = self.passes[-1].errors if self.passes else []
-        return self.load_errors + last + [n.describe() for n in self.not_converging]
+        applied = (
+            []
+            if self.manifests is None
+            else [e for p in self.manifests.parents for e in p.errors if e not in last]
+        )
+        return self.load_errors + applied + last + [n.describe() for n in self.not_converging]
 
     def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
         total: Counter[str] = Counter()

@@ -19,12 +19,15 @@ from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings
+from reconcile.engine.applyset import ApplySetRef
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.contested import contested_parents
 from reconcile.runner.execute import Executor
+from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
+from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import Progress
-from reconcile.runner.results import PassResult, RunResult
+from reconcile.runner.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.snapshot import Snapshot
 from reconcile.runner.sources import LoadedControllers, load_controllers
 
@@ -66,25 +69,28 @@ class Runner:
         started = self.clock()
         deadline = started + self.settings.max_duration
         result = RunResult(dry_run=self.settings.dry_run)
-        try:
-            loaded = self.load()
-        except (ApiError, BudgetExhausted) as exc:
-            return self._stopped(
-                result, started, f"the controllers could not be read from the cluster: {exc}"
-            )
-        result.load_errors = list(loaded.fatal) + list(loaded.errors)
-        result.warnings = list(loaded.warnings)
-        for warning in loaded.warnings:  # errors are logged once, with the run's summary
-            log.warning("%s", warning)
-        if loaded.fatal:
-            log.error("the inputs cannot be read as given: nothing was changed")
+        manifests = load_manifests(
+            [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
+        )
+        if manifests.errors:
+            result.load_errors = list(manifests.errors)
+            log.error("the manifests cannot be read as given: nothing was changed or pruned")
             return self._stopped(result, started)
+        loaded = self._load(result)
+        if loaded is None:
+            return self._stopped(result, started)
+        executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
+        if self.settings.apply_paths:
+            result.manifests = self._apply_manifests(manifests, executor)
+            if _holds_controllers(manifests):  # they may define or change controllers
+                loaded = self._load(result) or loaded
         if not loaded.composite:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
-        executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
         while True:
             executor.pass_number = len(result.passes) + 1
             current = self._pass(len(result.passes) + 1, loaded, executor)
+            if result.manifests is not None and not result.passes:
+                current.controllers.insert(0, result.manifests)
             result.passes.append(current)
             if self.budget.interrupted_by or current.not_synced or current.cut_short:
                 result.interrupted = self.budget.interrupted_by or "budget"
@@ -116,6 +122,41 @@ class Runner:
                 break
         result.not_converging = list(executor.not_converging.values())
         return self._finish(result, started)
+
+    def _load(self, result: RunResult) -> LoadedControllers | None:
+        """The controllers; None (with the errors in `result`) when the inputs cannot be used."""
+        try:
+            loaded = self.load()
+        except (ApiError, BudgetExhausted) as exc:
+            result.load_errors.append(f"the controllers could not be read from the cluster: {exc}")
+            return None
+        result.load_errors = list(loaded.fatal) + list(loaded.errors)
+        result.warnings = list(loaded.warnings)
+        for warning in loaded.warnings:  # errors are logged once, with the run's summary
+            log.warning("%s", warning)
+        if loaded.fatal:
+            log.error("the inputs cannot be read as given: nothing was changed")
+            return None
+        return loaded
+
+    def _apply_manifests(self, manifests: LoadedManifests, executor: Executor) -> ControllerResult:
+        """Apply (or, dry, plan) the manifests; a dry run's controllers then see the cluster as
+        the manifests would leave it."""
+        namespace, _, name = self.settings.applyset.rpartition("/")
+        applier = ManifestApplier(
+            self.cluster,
+            executor,
+            ApplySetRef(namespace or "default", name),
+            prune=self.settings.prune,
+            dry_run=self.settings.dry_run,
+            budget=self.budget,
+            page_size=self.settings.page_size,
+        )
+        applied = applier.run(manifests)
+        if self.settings.dry_run:
+            planned = [a.action for p in applied.parents for a in p.actions]
+            self.cluster = PreviewCluster(self.cluster, planned, applier.new_kinds)
+        return applied
 
     def _finish(self, result: RunResult, started: float) -> RunResult:
         result.duration = self.clock() - started
@@ -186,3 +227,10 @@ class Runner:
             return None, []
         candidates.sort()
         return candidates[0][0], [what for _, what in candidates]
+
+
+def _holds_controllers(manifests: LoadedManifests) -> bool:
+    return any(
+        str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/")
+        for _, obj in manifests.objects
+    )

@@ -28,6 +28,9 @@ class CrashingCluster:
     def discover(self, api_version: str, resource: str) -> ResourceInfo:
         return self.inner.discover(api_version, resource)
 
+    def preferred_version(self, group: str) -> str:
+        return self.inner.preferred_version(group)
+
     def list(self, resource: ResourceInfo, **kwargs: Any) -> ObjectList:
         return self.inner.list(resource, **kwargs)
 

@@ -113,6 +113,10 @@ class MemoryCluster:
         with self._lock:
             return self._registry.discover(api_version, resource)
 
+    def preferred_version(self, group: str) -> str:
+        with self._lock:
+            return self._registry.preferred_version(group)
+
     def list(
         self,
         resource: ResourceInfo,

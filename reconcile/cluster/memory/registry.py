@@ -29,6 +29,16 @@ class ResourceRegistry:
             )
         return found
 
+    def preferred_version(self, group: str) -> str:
+        """The storage version of the group's resources (for a CRD, its storage version), as
+        the API server prefers it; NotFound when the group is not served."""
+        versions = sorted(
+            {info.api_version for info in self._storage.values() if info.group == group}
+        )
+        if not versions:
+            raise NotFound(f"the server could not find the requested resource (group {group!r})")
+        return versions[-1]
+
     def served(self, resource: ResourceInfo) -> ResourceInfo:
         """The registered description of a resource a caller names (NotFound when not served,
         e.g. its CRD is gone): the registry, not the caller's copy, is authoritative."""

@@ -1,0 +1,140 @@
+"""The git source against real repositories made in the test: refs resolved once to a commit,
+a cache that later runs fetch into, clear errors, and credentials that never show."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reconcile.gitsource import GitSourceError, checkout
+from reconcile.gitsource.credentials import remote
+from reconcile.secret_values import scrub
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "trunk")
+    files = {
+        f"apps/app{i}.yaml": f"kind: ConfigMap\nmetadata: {{name: app{i}}}\n" for i in range(40)
+    }
+    commit(path, files, "first apps")
+    git(path, "tag", "v1")
+    git(path, "tag", "-a", "v1-annotated", "-m", "release")
+    return path
+
+
+def objects_in(cache: Path) -> int:
+    (store,) = cache.glob("*/repo.git")
+    counts = dict(line.split(": ") for line in git(store, "count-objects", "-v").splitlines())
+    return int(counts["count"]) + int(counts["in-pack"])
+
+
+def test_the_default_branch_a_branch_tags_and_commits(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = git(repo, "rev-parse", "HEAD")
+    second = commit(repo, {"apps/app0.yaml": "changed\n"}, "change app0")
+    default = checkout(f"file://{repo}", None, cache)
+    assert (default.ref, default.commit, default.subject) == ("trunk", second, "change app0")
+    assert (default.path / "apps" / "app0.yaml").read_text() == "changed\n"
+    for ref in ("v1", "v1-annotated", first, first[:10], "refs/tags/v1"):
+        old = checkout(str(repo), ref, cache)
+        assert (old.commit, old.subject) == (first, "first apps"), ref
+        assert (old.path / "apps" / "app0.yaml").read_text().startswith("kind: ConfigMap")
+    assert checkout(str(repo), "trunk", cache).commit == second
+
+
+def test_a_later_run_fetches_only_the_new_commit(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    checkout(str(repo), "trunk", cache)
+    before = objects_in(cache)
+    assert before >= 40  # every file of the first commit
+    new = commit(repo, {"apps/app1.yaml": "changed\n"}, "change app1")
+    again = checkout(str(repo), "trunk", cache)
+    assert again.commit == new
+    assert objects_in(cache) - before <= 4  # the commit, two trees and one blob
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("no-such-branch", "has no branch, tag or ref named 'no-such-branch'"),
+        ("deadbeefdeadbeefdeadbeefdeadbeefdeadbeef", "has no commit deadbeef"),
+    ],
+)
+def test_an_unknown_ref_is_a_clear_error(
+    repo: Path, tmp_path: Path, ref: str, message: str
+) -> None:
+    with pytest.raises(GitSourceError, match=message):
+        checkout(str(repo), ref, tmp_path / "cache")
+
+
+def test_an_unreachable_repository_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(GitSourceError, match=r"^git: cannot read file://.*/missing: "):
+        checkout(f"file://{tmp_path}/missing", None, tmp_path / "cache")
+
+
+def test_a_token_in_the_url_never_shows(tmp_path: Path) -> None:
+    token = "ghp_notarealtoken1234567890"
+    url = f"https://builder:{token}@127.0.0.1:9/team/repo.git"
+    with pytest.raises(GitSourceError) as failed:
+        checkout(url, None, tmp_path / "cache")
+    assert token not in str(failed.value)
+    assert "https://127.0.0.1:9/team/repo.git" in str(failed.value)
+    # anything else that quotes it is scrubbed on its way out, in every encoding
+    assert token not in scrub(f"fatal: auth failed for {url}")
+    where = remote(url, environ={})
+    assert where.url == "https://127.0.0.1:9/team/repo.git"
+    assert token not in where.url and "GIT_CONFIG_VALUE_0" in where.env
+
+
+def test_a_token_from_a_file_goes_to_git_through_the_environment(tmp_path: Path) -> None:
+    secret_file = tmp_path / "token"
+    secret_file.write_text("file-token-abcdef\n")
+    where = remote(
+        "https://git.example.com/repo.git", environ={"RECONCILE_GIT_TOKEN_FILE": str(secret_file)}
+    )
+    assert where.env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
+    assert where.env["GIT_CONFIG_VALUE_0"].startswith("Authorization: Basic ")
+    assert "file-token-abcdef" not in scrub("token file-token-abcdef used")
+    ssh = remote(
+        "git@github.com:team/repo.git",
+        environ={"RECONCILE_GIT_SSH_KEY_FILE": "/keys/id", "RECONCILE_GIT_KNOWN_HOSTS": "/kh"},
+    )
+    assert "StrictHostKeyChecking=yes" in ssh.env["GIT_SSH_COMMAND"]
+    assert "UserKnownHostsFile=/kh" in ssh.env["GIT_SSH_COMMAND"]
+
+
+def test_a_corrupt_cache_is_cloned_again(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    checkout(str(repo), "trunk", cache)
+    (store,) = cache.glob("*/repo.git")
+    (store / "HEAD").write_text("garbage\n")
+    for pack in (store / "objects").rglob("*"):
+        if pack.is_file():
+            pack.chmod(0o644)
+            pack.write_bytes(b"corrupt")
+    new = commit(repo, {"apps/app2.yaml": "changed\n"}, "change app2")
+    again = checkout(str(repo), "trunk", cache)
+    assert again.commit == new
+    assert (again.path / "apps" / "app2.yaml").read_text() == "changed\n"
