@@ -23,7 +23,7 @@ from reconcile.runner.results import (
     RunResult,
 )
 
-REPORT_SCHEMA_VERSION = "reconcile.report/v1"
+REPORT_SCHEMA_VERSION = "reconcile.report/v2"
 
 
 def report_dict(result: RunResult) -> dict[str, Any]:
@@ -35,6 +35,14 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "outcome": outcome(t).value,
         "headline": headline(t),
         "dryRun": result.dry_run,
+        "source": None
+        if result.source is None
+        else {
+            "url": result.source.url,
+            "ref": result.source.ref,
+            "commit": result.source.commit,
+            "subject": result.source.subject,
+        },
         "converged": result.converged,
         "durationSeconds": round(result.duration, 3),
         "hookCalls": result.hook_calls,

@@ -25,6 +25,7 @@ from reconcile.report.model import (
     parent_summary,
     plural,
     requests_summary,
+    source_line,
     stop_note,
     symbol,
     totals,
@@ -97,6 +98,8 @@ def _head(result: RunResult, t: Totals) -> str:
         f"{result.duration:.2f} s",
     ]
     lines = [f"### reconcile: {headline(t)}", "", " · ".join(facts), ""]
+    if (source := source_line(result)) is not None:
+        lines += [f"Source: {_md(source)}", ""]
     note = stop_note(result)
     if note:
         lines += [f"> **Stopped:** {_md(note)}", ""]

@@ -234,3 +234,11 @@ def stop_note(result: RunResult) -> str | None:
     not_synced = sum(p.not_synced for p in result.passes)
     detail = f"; {plural(not_synced, 'parent')} not synced" if not_synced else ""
     return f"{cause}: this report shows what was done until then{detail}"
+
+
+def source_line(result: RunResult) -> str | None:
+    """`<url> @ <ref>: <sha12> <subject>`, for runs whose inputs came from git."""
+    source = result.source
+    if source is None:
+        return None
+    return f"{source.url} @ {source.ref}: {source.commit[:12]} {source.subject}"

@@ -24,6 +24,7 @@ from reconcile.report.model import (
     ms,
     parent_summary,
     requests_summary,
+    source_line,
     stop_note,
     symbol,
     totals,
@@ -113,6 +114,8 @@ class _Writer:
         mode = "dry run" if result.dry_run else "run"
         style = "bold red" if t.errors else ("bold yellow" if t.pending else "bold green")
         self.line(("reconcile " + mode + ": ", "bold"), (headline(t), style))
+        if (source := source_line(result)) is not None:
+            self.line(("source: ", "bold"), source)
         note = stop_note(result)
         if note:
             self.line(("! stopped: ", "bold red"), note)

@@ -479,7 +479,10 @@ def test_every_example_dump_loads_again_converged_with_no_writes(
     """The README's promise: the dump is a converged state that `--local OUT -R` loads, with
     the controllers' command hooks found where they were (from another working directory)."""
     out = tmp_path / "rendered"
-    first = reconcile("--local", str(example), "--output-dir", str(out), cwd=tmp_path)
+    # an example laid out as a repository (apps/, controllers/) is read recursively; the others
+    # keep their webhook variant in a subdirectory
+    recursive = ["-R"] if not list(example.glob("*.yaml")) else []
+    first = reconcile("--local", str(example), *recursive, "--output-dir", str(out), cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -282,6 +282,7 @@ def test_json_top_level() -> None:
         "outcome",
         "headline",
         "dryRun",
+        "source",
         "converged",
         "durationSeconds",
         "hookCalls",
@@ -296,7 +297,7 @@ def test_json_top_level() -> None:
         "summary",
         "passes",
     ]
-    assert report["schemaVersion"] == REPORT_SCHEMA_VERSION == "reconcile.report/v1"
+    assert report["schemaVersion"] == REPORT_SCHEMA_VERSION == "reconcile.report/v2"
     assert report["outcome"] == "errors"
     assert report["headline"] == "3 errors, 5 changes pending"
     assert report["dryRun"] is True
