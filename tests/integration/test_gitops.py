@@ -152,6 +152,8 @@ def test_the_walk_through_on_a_real_api_server(
         backend.admin.get(greetings, "hello", namespace="greetings")
     hola = backend.admin.get(configmaps, "hola-greeting", namespace="greetings")
     assert hola["data"] == {"message": "Hola"}
+    welcome = backend.admin.get(configmaps, "welcome-greeting", namespace="greetings")
+    assert welcome["data"] == {"message": "Welcome back"}  # the changed parent's child followed
     # (the pruned parent's ConfigMap is the garbage collector's to remove, in its own time)
 
     # 4. converged: nothing to write, the commit already in the cache

@@ -85,7 +85,13 @@ def test_prune_deletes_only_members_that_left(
 ) -> None:
     ns = names["namespace"]
     manifests = tmp_path / "apps"
-    write(manifests, namespace_object(ns), configmap("kept", ns), configmap("dropped", ns))
+    write(
+        manifests,
+        namespace_object(ns),
+        configmap("kept", ns),
+        configmap("dropped", ns),
+        configmap("recreated", ns),
+    )
     assert apply(backend, manifests, names).errors == []
     configmaps = backend.admin.discover("v1", "configmaps")
     backend.admin.create(configmaps, configmap("someone-elses", ns))  # not applied by us
@@ -93,12 +99,17 @@ def test_prune_deletes_only_members_that_left(
     without = apply(backend, manifests, names)
     assert without.errors == []
     backend.admin.get(configmaps, "dropped", namespace=ns)  # no --prune: still there
+    # someone else takes the name over: a new object, without the set's label
+    backend.admin.delete(configmaps, "recreated", namespace=ns)
+    backend.admin.create(configmaps, configmap("recreated", ns, owner="someone else"))
     pruned = apply(backend, manifests, names, prune=True)
     assert pruned.errors == [], pruned.errors
     with pytest.raises(NotFound):
         backend.admin.get(configmaps, "dropped", namespace=ns)
     backend.admin.get(configmaps, "kept", namespace=ns)
     backend.admin.get(configmaps, "someone-elses", namespace=ns)
+    taken_over = backend.admin.get(configmaps, "recreated", namespace=ns)
+    assert taken_over["data"] == {"owner": "someone else"}
 
 
 def test_a_broken_manifest_applies_and_prunes_nothing(
@@ -196,3 +207,52 @@ def test_a_dry_run_previews_what_the_hooks_would_do_with_the_change(
     assert ("create", "Greeting", "hi") in planned
     assert ("create", "ConfigMap", "hi-greeting") in planned  # the hook's child
     assert server.requests[0]["parent"]["metadata"]["namespace"] == ns
+
+
+def test_a_dry_run_shows_a_removed_parent_being_finalized(
+    backend: Backend, tmp_path: Path, names: dict[str, str]
+) -> None:
+    """A parent the change removes, held by its controller's finalizer: the preview calls the
+    finalize hook and shows what it would do."""
+    ns, group = names["namespace"], names["group"]
+    manifests = tmp_path / "apps"
+    write(manifests, greetings_crd(group), namespace_object(ns), greeting("bye", ns, group))
+    finalized: list[str] = []
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        child = configmap("bye-note", "", text="bye")
+        del child["metadata"]["namespace"]
+        child["metadata"]["labels"] = {"greeting": "bye"}
+        return {"status": {}, "children": [child]}
+
+    def finalize(request: dict[str, Any]) -> dict[str, Any]:
+        finalized.append(request["parent"]["metadata"]["name"])
+        return {"status": {}, "children": [], "finalized": True}
+
+    parent_kind = ResourceInfo(
+        group, "v1", "greetings", "Greeting", namespaced=True, has_status=True
+    )
+    with serve(sync) as syncs, serve(finalize) as finals:
+        controller = composite(
+            f"bye-{group}",
+            parent_kind,
+            [("v1", "configmaps", "InPlace")],
+            {"sync": webhook(syncs.url), "finalize": webhook(finals.url)},
+        )
+        controllers = write_controllers(tmp_path / "controllers", controller)
+        settings = {"apply_paths": (str(manifests),), "applyset": names["applyset"]}
+        assert run(backend, controllers, **settings).errors == []
+        assert finalized == []
+        write(manifests, greetings_crd(group), namespace_object(ns))
+        mark = backend.mark()
+        preview = run(backend, controllers, prune=True, dry_run=True, **settings)
+    assert preview.errors == [], preview.errors
+    assert backend.mutations_since(mark) == {}
+    assert finalized == ["bye"]
+    planned = {
+        (a.action.kind.value, a.action.resource.kind, a.action.name)
+        for p in preview.passes[0].parents()
+        for a in p.actions
+    }
+    assert ("delete", "Greeting", "bye") in planned
+    assert ("delete", "ConfigMap", "bye-note") in planned  # the finalize hook's answer
