@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
-from reconcile.cluster.protocol import Cluster
+from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.engine import applyset
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.applyset import ApplySetRef
@@ -87,6 +87,7 @@ class ManifestApplier:
         self.dry_run = dry_run
         self.budget = budget
         self.snapshot = Snapshot(cluster, page_size)
+        self.page_size = page_size
         self.new_kinds: list[ResourceInfo] = []  # kinds whose CRD this change brings (dry run)
 
     def run(self, loaded: LoadedManifests) -> ControllerResult:
@@ -98,6 +99,11 @@ class ManifestApplier:
             return controller
         try:
             self._apply(loaded, result)
+            failed = next((a for a in result.actions if a.error), None)
+            if failed is not None:
+                result.errors.append(
+                    f"{self.ref}: {failed.action.describe()} failed: {failed.error}"
+                )
         except BudgetExhausted as exc:
             result.interrupted = True
             result.errors.append(f"{self.ref}: {exc}")
@@ -206,7 +212,9 @@ class ManifestApplier:
             resource = self._resource_of_group_kind(kind)
             if resource is None:
                 continue
-            listed = self.cluster.list(resource, label_selector=selector).items
+            listed = list_all(
+                self.cluster, resource, label_selector=selector, page_size=self.page_size
+            ).items
             found += [(resource, obj) for obj in listed]
         self.executor.execute(applyset.plan_prune(found, wanted, self.ref), result.actions)
 

@@ -256,3 +256,24 @@ def test_a_dry_run_shows_a_removed_parent_being_finalized(
     }
     assert ("delete", "Greeting", "bye") in planned
     assert ("delete", "ConfigMap", "bye-note") in planned  # the finalize hook's answer
+
+
+def test_a_refused_manifest_is_an_error_and_prunes_nothing(
+    backend: Backend, tmp_path: Path, names: dict[str, str]
+) -> None:
+    ns = names["namespace"]
+    manifests = tmp_path / "apps"
+    write(manifests, namespace_object(ns), configmap("first", ns))
+    assert apply(backend, manifests, names).errors == []
+    bad_pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "no-containers", "namespace": ns},
+        "spec": {"containers": []},
+    }
+    write(manifests, namespace_object(ns), bad_pod)
+    result = apply(backend, manifests, names, prune=True)
+    (error,) = [e for e in result.errors if "no-containers" in e]
+    assert "create Pod" in error and "spec.containers: Required value" in error
+    configmaps = backend.admin.discover("v1", "configmaps")
+    backend.admin.get(configmaps, "first", namespace=ns)  # not pruned after a failure
