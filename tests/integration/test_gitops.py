@@ -223,3 +223,23 @@ def test_paths_outside_the_repository_are_refused(repo: Path, tmp_path: Path) ->
     )
     assert done.returncode == 1
     assert "--local ../outside: with --git, paths are read inside the repository" in done.stderr
+
+
+def test_an_unknown_ref_stops_the_run_before_anything(repo: Path, tmp_path: Path) -> None:
+    done = reconcile(
+        "--git",
+        str(repo),
+        "--git-ref",
+        "no-such-branch",
+        "--git-cache",
+        str(tmp_path / "c"),
+        "--local",
+        "apps",
+        "--report-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    report = report_of(done)
+    assert report["loadErrors"] == [f"git: {repo} has no branch, tag or ref named 'no-such-branch'"]
+    assert report["passes"] == []
