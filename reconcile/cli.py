@@ -265,6 +265,15 @@ def run(
             help="With --manifests: the ApplySet's parent ConfigMap, [NAMESPACE/]NAME.",
         ),
     ] = "default/reconcile",
+    lock: Annotated[
+        str | None,
+        typer.Option(
+            "--lock",
+            help="Hold this coordination.k8s.io Lease, [NAMESPACE/]NAME, while the run writes: "
+            "a run that finds it held by another exits 0 without doing anything. --dry-run "
+            "takes no lock.",
+        ),
+    ] = None,
     git_url: Annotated[
         str | None,
         typer.Option(
@@ -349,6 +358,7 @@ def run(
             apply_paths=tuple(str(p) for p in manifests or []),
             prune=prune,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
+            lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
         ),
         git=GitSettings(
             url=git_url,
@@ -382,6 +392,10 @@ def run(
     if not _applyset_name(applyset):
         raise typer.BadParameter(
             f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"
+        )
+    if lock is not None and not _applyset_name(lock):
+        raise typer.BadParameter(
+            f"{lock!r} is not [NAMESPACE/]NAME of a Lease", param_hint="--lock"
         )
     for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
         if given is not None and not git_url:

@@ -55,6 +55,8 @@ class ReconcileSettings:
     apply_paths: tuple[str, ...] = ()
     prune: bool = False  # delete the ApplySet's members that left --manifests
     applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
+    lock: str | None = None  # --lock NAMESPACE/NAME: a Lease held while the run writes
+    lock_holder: str = ""  # who this run is, in the Lease (default: POD_NAME, or host-pid)
 
     def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
         return replace(self, manifest_paths=paths)

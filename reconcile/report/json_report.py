@@ -49,6 +49,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "requests": dict(result.requests),
         "interrupted": result.interrupted,
         "stopped": stop_note(result),
+        "skipped": result.skipped,
         "loadErrors": list(result.load_errors),
         "warnings": list(result.warnings),
         "dueNextRun": list(result.due_next_run),

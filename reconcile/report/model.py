@@ -222,6 +222,8 @@ def kind_rows(t: Totals) -> list[tuple[str, int, int, int]]:
 
 def stop_note(result: RunResult) -> str | None:
     """Why the run did not finish its work, when it did not (None otherwise)."""
+    if result.skipped:
+        return f"skipped, nothing was done: {result.skipped}"
     if result.fatal:
         return "nothing was changed: the run could not start (see the errors)"
     if not result.interrupted:

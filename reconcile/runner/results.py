@@ -177,6 +177,8 @@ class RunResult:
     # --manifests, applied before the first pass (and reported as its first controller)
     manifests: ControllerResult | None = None
     source: Provenance | None = None  # --git: where the inputs came from
+    # --lock held by another run: nothing was done (exit 0), and who holds it until when
+    skipped: str | None = None
     duration: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
     hook_calls: int = 0

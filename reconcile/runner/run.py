@@ -24,6 +24,7 @@ from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.contested import contested_parents
 from reconcile.runner.execute import Executor
+from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import Progress
@@ -79,6 +80,44 @@ class Runner:
         loaded = self._load(result)
         if loaded is None:
             return self._stopped(result, started)
+        lock = self._lock(result)
+        if lock is None:
+            return self._stopped(result, started)
+        try:
+            return self._locked_run(result, started, deadline, manifests, loaded, lock)
+        finally:
+            lock.release()
+
+    def _lock(self, result: RunResult) -> RunLock | NoLock | None:
+        """The run lock, taken; None when the run must not go on (skipped or failed)."""
+        if not self.settings.lock or self.settings.dry_run:
+            return NoLock()
+        lock = RunLock(
+            self.cluster,
+            self.settings.lock,
+            holder=self.settings.lock_holder or default_holder(),
+            budget_seconds=self.settings.max_duration,
+        )
+        try:
+            held = lock.acquire()
+        except (ApiError, BudgetExhausted) as exc:
+            result.load_errors.append(f"--lock {lock.where}: the lock could not be taken: {exc}")
+            return None
+        if held is not None:
+            result.skipped = held.describe(lock.where)
+            log.warning("skipped: %s", result.skipped)
+            return None
+        return lock
+
+    def _locked_run(
+        self,
+        result: RunResult,
+        started: float,
+        deadline: float,
+        manifests: LoadedManifests,
+        loaded: LoadedControllers,
+        lock: RunLock | NoLock,
+    ) -> RunResult:
         executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
         if self.settings.apply_paths:
             result.manifests = self._apply_manifests(manifests, executor)
@@ -87,6 +126,8 @@ class Runner:
         if not loaded.composite:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
         while True:
+            if result.passes:
+                lock.renew()
             executor.pass_number = len(result.passes) + 1
             current = self._pass(len(result.passes) + 1, loaded, executor)
             if result.manifests is not None and not result.passes:
@@ -172,7 +213,7 @@ class Runner:
         """A run that could not start its passes: nothing was written."""
         if error:
             result.load_errors.append(error)
-        result.fatal = True
+        result.fatal = result.skipped is None
         result.interrupted = self.budget.interrupted_by
         return self._finish(result, started)
 
@@ -234,3 +275,13 @@ def _holds_controllers(manifests: LoadedManifests) -> bool:
         str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/")
         for _, obj in manifests.objects
     )
+
+
+class NoLock:
+    """No `--lock` (or a dry run, which writes nothing): nothing to take or give back."""
+
+    def renew(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
