@@ -289,6 +289,7 @@ def test_json_top_level() -> None:
         "requests",
         "interrupted",
         "stopped",
+        "skipped",
         "loadErrors",
         "warnings",
         "dueNextRun",
