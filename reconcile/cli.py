@@ -130,7 +130,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Every option can also come from the environment: RECONCILE_<OPTION> (`--max-duration` is
+    # RECONCILE_MAX_DURATION), so a CronJob sets its options through one ConfigMap.
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "RECONCILE"},
 )
 
 
@@ -330,10 +332,14 @@ def run(
             help="Colour the text report (default: when standard output is a terminal).",
         ),
     ] = None,
-    version: Annotated[
+    show_version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+            "--version",
+            callback=_version,
+            is_eager=True,
+            allow_from_autoenv=False,
+            help="Print the version and exit.",
         ),
     ] = False,
 ) -> None:

@@ -141,3 +141,18 @@ def test_no_error_path_prints_a_traceback(tmp_path: Path, silent_port: int) -> N
         if done.returncode != 1 or "Traceback" in output or expected not in done.stderr:
             failures.append(f"{name}: exit {done.returncode}\n{output[-1500:]}")
     assert not failures, "\n\n".join(failures)
+
+
+def test_options_come_from_the_environment_too(tmp_path: Path) -> None:
+    """RECONCILE_<OPTION>, as a CronJob's ConfigMap sets them; a bad value is the same usage
+    error as on the command line."""
+    env = {"RECONCILE_LOCAL": HELLO, "RECONCILE_DRY_RUN": "true", "RECONCILE_REPORT_FORMAT": "json"}
+    done = reconcile(cwd=tmp_path, env=env)
+    assert done.returncode == 2, done.stderr  # the dry run found changes
+    assert '"dryRun":true' in done.stdout
+    bad = reconcile(cwd=tmp_path, env={**env, "RECONCILE_MAX_DURATION": "soon"})
+    assert bad.returncode == 1 and "--max-duration" in bad.stderr
+    shown = reconcile("--version", cwd=tmp_path, env={"RECONCILE_VERSION": "1.2.3"})
+    assert shown.stdout.startswith("reconcile ")
+    not_shown = reconcile(cwd=tmp_path, env={**env, "RECONCILE_SHOW_VERSION": "1"})
+    assert not_shown.returncode == 2  # the version flag never comes from the environment

@@ -10,16 +10,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def command_env() -> dict[str, str]:
-    """This checkout importable, and no KUBECONFIG from the caller: tests say which cluster."""
-    env = dict(os.environ)
+def command_env(**extra: str) -> dict[str, str]:
+    """This checkout importable, and no KUBECONFIG or RECONCILE_* option from the caller: tests
+    say which cluster and which options."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("RECONCILE_") or k == "RECONCILE_SKIP_CONTROL_PLANE"
+    }
+    env.update(extra)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("KUBECONFIG", None)
     return env
 
 
-def reconcile(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real command, as a user runs it."""
+def reconcile(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real command, as a user runs it; `env`: variables to add (RECONCILE_* options)."""
     return subprocess.run(
         [sys.executable, "-m", "reconcile", *args],
         capture_output=True,
@@ -27,5 +35,5 @@ def reconcile(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Complet
         cwd=cwd,
         timeout=timeout,
         check=False,
-        env=command_env(),
+        env=command_env(**(env or {})),
     )
