@@ -5,3 +5,4 @@ from __future__ import annotations
 from pathlib import Path
 
 CRD_DIR = Path(__file__).parent
+CRD_FILES = (CRD_DIR / "compositecontrollers.yaml", CRD_DIR / "controllerrevisions.yaml")

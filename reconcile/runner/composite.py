@@ -95,7 +95,7 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
         except ApiError as exc:
             raise ControllerError(
                 f"{where}: rolling updates need the ControllerRevision CRD "
-                f"(kubectl apply -f manifests/crds/): {exc.message}"
+                f"(kubectl apply -k manifests/crds): {exc.message}"
             ) from exc
     children = []
     for i, child_rule in enumerate(controller.children):

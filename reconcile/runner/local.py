@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reconcile.cluster.memory import MemoryCluster, load_manifests
-from reconcile.crds import CRD_DIR
+from reconcile.crds import CRD_FILES
 from reconcile.runner.sources import yaml_documents
 
 
@@ -21,7 +21,8 @@ def seeded_cluster(
     """
     cluster = MemoryCluster(stable_uids=True, kubernetes_version=kubernetes_version)
     # The manifests may carry these CRDs too (a reloaded --output-dir does): theirs then win.
-    load_manifests(cluster, CRD_DIR)
+    for crd in CRD_FILES:
+        load_manifests(cluster, crd)
     for path in paths:
         load_manifests(cluster, path, recursive=recursive)
     cluster.stats.reset()

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from reconcile.cli import app
 from reconcile.cluster import AlreadyExists, NotFound
 from reconcile.cluster.types import Obj
+from reconcile.crds import CRD_FILES
 from tests.support.backends import Backend
 from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, ControlPlane
@@ -40,7 +41,7 @@ def test_cluster_controllers_dry_run_then_run(
 ) -> None:
     backend = live_backend
     crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-    for path in sorted((ROOT / "manifests" / "crds").glob("*.yaml")):
+    for path in CRD_FILES:
         with contextlib.suppress(AlreadyExists):  # an earlier test installed them
             backend.admin.create(crds, yaml.safe_load(path.read_text()))
     controllers = eventually(

@@ -10,7 +10,7 @@ import yaml
 
 from reconcile.cluster.memory import MemoryCluster, load_manifests
 from reconcile.config import ReportTarget
-from reconcile.crds import CRD_DIR
+from reconcile.crds import CRD_FILES
 from reconcile.report.targets import parse_report_file
 from reconcile.runner.sources import load_controllers
 
@@ -32,7 +32,8 @@ def controller(name: str, url: str) -> dict[str, Any]:
 @pytest.fixture
 def cluster() -> MemoryCluster:
     cluster = MemoryCluster()
-    load_manifests(cluster, CRD_DIR)
+    for crd in CRD_FILES:
+        load_manifests(cluster, crd)
     resource = cluster.discover("metacontroller.k8s.io/v1alpha1", "compositecontrollers")
     cluster.create(resource, controller("shared", "http://cluster/sync"))
     cluster.create(resource, controller("only-in-cluster", "http://cluster/sync"))

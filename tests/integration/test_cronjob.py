@@ -1,0 +1,256 @@
+"""`manifests/cronjob` and the image, checked as far as this machine allows: the kustomization
+renders; every object is accepted by the real API server (server-side dry run); the CronJob is
+valid for a current release; and the CronJob's command, with its options from the rendered
+ConfigMap, syncs an example under the ServiceAccount's own token, which is refused what it must
+not reach."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconcile.api.duration import parse_duration
+from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.memory import MemoryCluster
+from reconcile.objects.meta import identity
+from tests.support.backends import Backend
+from tests.support.cli import command_env
+from tests.support.controlplane import ADMIN_USER, ControlPlane
+from tests.support.examples import EXAMPLES, LoadedExample, load_example
+from tests.support.poll import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = ROOT / "manifests" / "cronjob"
+Obj = dict[str, Any]
+
+
+def rendered() -> list[Obj]:
+    done = subprocess.run(
+        ["kubectl", "kustomize", str(BASE)], capture_output=True, text=True, check=True
+    )
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def one(objects: list[Obj], kind: str, name: str | None = None) -> Obj:
+    (found,) = [
+        o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+    ]
+    return found
+
+
+def test_the_kustomization_renders_a_hardened_cronjob() -> None:
+    objects = rendered()
+    kinds = sorted({o["kind"] for o in objects})
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "CronJob",
+        "CustomResourceDefinition",
+        "Namespace",
+        "Role",
+        "RoleBinding",
+        "ServiceAccount",
+    ]
+    options = one(objects, "ConfigMap")["data"]
+    cron = one(objects, "CronJob")
+    assert cron["apiVersion"] == "batch/v1"
+    assert cron["metadata"]["namespace"] == "reconcile"
+    spec = cron["spec"]
+    assert spec["concurrencyPolicy"] == "Forbid" and spec["startingDeadlineSeconds"] > 0
+    job = spec["jobTemplate"]["spec"]
+    assert job["activeDeadlineSeconds"] > parse_duration(options["RECONCILE_MAX_DURATION"])
+    assert job["backoffLimit"] <= 2 and job["ttlSecondsAfterFinished"] > 0
+    pod = job["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    hardening = container["securityContext"]
+    assert hardening["readOnlyRootFilesystem"] is True
+    assert hardening["allowPrivilegeEscalation"] is False
+    assert hardening["capabilities"] == {"drop": ["ALL"]}
+    assert set(container["resources"]) == {"requests", "limits"}
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts == {"/tmp", "/var/cache/reconcile"}  # writable, the rest is read-only
+    assert container["envFrom"] == [
+        {"configMapRef": {"name": one(objects, "ConfigMap")["metadata"]["name"]}}
+    ]
+    assert options["RECONCILE_LOCK"] == "reconcile/reconcile"  # the lock is on by default
+
+
+def test_the_image_has_what_the_manifests_rely_on() -> None:
+    """No container runtime here: what can be checked without building."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["reconcile"]' in dockerfile
+    assert "USER 65532:65532" in dockerfile  # the CronJob's runAsUser
+    assert "XDG_CACHE_HOME=/var/cache/reconcile" in dockerfile  # the cache emptyDir
+    assert "git" in dockerfile.split("apt-get install", 1)[1].split("\n", 1)[0]
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'reconcile = "reconcile.cli:main"' in pyproject  # the entrypoint's console script
+    assert 'name = "reconcile-batch"' in pyproject  # what the image installs
+    for copied in ("pyproject.toml", "README.md", "reconcile"):
+        assert (ROOT / copied).exists()
+
+
+def test_the_cronjob_is_valid_for_a_current_release() -> None:
+    """The in-process cluster as the current release, with its official schemas: every object
+    of the base, the batch/v1 CronJob included, is accepted as written."""
+    cluster = MemoryCluster()
+    for obj in rendered():
+        resource = cluster.discover(obj["apiVersion"], obj["kind"])
+        try:
+            cluster.create(resource, copy.deepcopy(obj))
+        except ApiError as exc:
+            if obj["kind"] == "CustomResourceDefinition" and exc.status == 409:
+                continue
+            raise AssertionError(f"{identity(obj)}: {exc}") from exc
+
+
+def kubectl(plane: ControlPlane, *args: str, user: str = ADMIN_USER, stdin: str = "") -> str:
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", str(plane.kubeconfig), "--context", user, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr}")
+    return done.stdout
+
+
+def as_job(cron: Obj) -> Obj:
+    """The CronJob's job template as the batch/v1 Job it would create."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "reconcile-from-cronjob", "namespace": cron["metadata"]["namespace"]},
+        "spec": cron["spec"]["jobTemplate"]["spec"],
+    }
+
+
+@pytest.mark.controlplane
+def test_every_object_is_accepted_by_the_api_server(control_plane: ControlPlane) -> None:
+    """Server-side dry run. The test control plane (1.20) predates batch/v1 CronJob, so the
+    CronJob's pod template is checked through the batch/v1 Job it would create."""
+    objects = rendered()
+    # the namespace for real: a dry run of the objects in it needs it to exist
+    namespace = [o for o in objects if o["kind"] == "Namespace"]
+    kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(namespace))
+    checked = [o for o in objects if o["kind"] not in ("CronJob", "Namespace")]
+    kubectl(
+        control_plane, "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump_all(checked)
+    )
+    job = as_job(one(objects, "CronJob"))
+    out = kubectl(
+        control_plane, "create", "--dry-run=server", "-o", "json", "-f", "-", stdin=json.dumps(job)
+    )
+    assert json.loads(out)["spec"]["template"]["spec"]["serviceAccountName"] == "reconcile"
+
+
+@pytest.fixture
+def installed(control_plane: ControlPlane) -> Iterator[list[Obj]]:
+    """The base installed for real (but the CronJob), and the hello-world example's RBAC."""
+    objects = [o for o in rendered() if o["kind"] != "CronJob"]
+    kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
+    kubectl(control_plane, "apply", "-f", str(EXAMPLES / "hello-world" / "rbac.yaml"))
+    yield objects
+    for kind, name in (
+        ("clusterrolebinding", "reconcile"),
+        ("clusterrole", "reconcile"),
+        ("clusterrole", "reconcile-base"),
+        ("clusterrole", "reconcile-hello-world"),
+    ):
+        with contextlib.suppress(AssertionError):
+            kubectl(control_plane, "delete", kind, name, "--wait=false")
+    with contextlib.suppress(AssertionError):
+        kubectl(control_plane, "delete", "namespace", "reconcile", "--wait=false")
+
+
+def service_account_kubeconfig(plane: ControlPlane, path: Path) -> Path:
+    token = kubectl(plane, "create", "token", "reconcile", "-n", "reconcile").strip()
+    config = json.loads(plane.kubeconfig.read_text())
+    config["users"] = [{"name": "reconcile-sa", "user": {"token": token}}]
+    config["contexts"] = [{"name": "sa", "context": {"cluster": "test", "user": "reconcile-sa"}}]
+    config["current-context"] = "sa"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.controlplane
+def test_the_cronjob_command_runs_under_its_service_account(
+    control_plane: ControlPlane,
+    live_backend: Backend,
+    installed: list[Obj],
+    tmp_path: Path,
+) -> None:
+    aggregated = eventually(
+        lambda: _rules_of(live_backend, "reconcile"), what="the aggregated ClusterRole"
+    )
+    assert any("pods" in rule.get("resources", []) for rule in aggregated)
+    example: LoadedExample = load_example(live_backend, "hello-world", "crd.yaml", "hello.yaml")
+    try:
+        kubeconfig = service_account_kubeconfig(control_plane, tmp_path / "sa.kubeconfig")
+        # The CronJob's container: the image's entrypoint, its options from the ConfigMap, and
+        # the controllers an operator points it at.
+        options = one(installed, "ConfigMap")["data"]
+        env = {
+            **options,
+            "RECONCILE_KUBECONFIG": str(kubeconfig),
+            "RECONCILE_CONTROLLERS": str(EXAMPLES / "hello-world" / "controller.yaml"),
+            "RECONCILE_CONTROLLER": "hello-controller",
+            "RECONCILE_MAX_DURATION": "60s",
+            "POD_NAME": "reconcile-28412345-abcde",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "reconcile"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=command_env(**env),
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "Forbidden" not in done.stdout + done.stderr and "403" not in done.stderr
+        report = json.loads(done.stdout)
+        assert report["errors"] == [] and report["converged"]
+        pods = live_backend.admin.discover("v1", "pods")
+        assert live_backend.admin.get(pods, "your-name", namespace=example.name("hello"))
+        # the same token is refused what it must not reach
+        refused = [
+            ("get", "secrets", "-n", example.name("hello")),
+            ("get", "configmaps", "-n", "kube-system"),
+            ("get", "leases", "-n", "kube-system"),
+            ("delete", "namespace", example.name("hello"), "--dry-run=server"),
+        ]
+        for args in refused:
+            attempt = subprocess.run(
+                ["kubectl", "--kubeconfig", str(kubeconfig), *args],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert attempt.returncode != 0 and "forbidden" in attempt.stderr.lower(), args
+    finally:
+        example.cleanup()
+
+
+def _rules_of(backend: Backend, name: str) -> list[Obj]:
+    roles = backend.admin.discover("rbac.authorization.k8s.io/v1", "clusterroles")
+    try:
+        rules: list[Obj] = backend.admin.get(roles, name).get("rules") or []
+    except NotFound:
+        rules = []
+    if not rules:
+        raise AssertionError(f"ClusterRole {name} has no rules yet")
+    return rules
