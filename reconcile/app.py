@@ -22,6 +22,7 @@ from reconcile.cluster.memory import ManifestError, MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReportTarget, RunConfig
 from reconcile.gitsource import GitSourceError, checkout
+from reconcile.metrics import MetricsError, push, run_registry, write_textfile
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.runner.local import controller_dirs, seeded_cluster
@@ -192,7 +193,28 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     code = exit_code(result)
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
+    if not write_metrics(result, code, config):
+        code = ExitCode.ERROR if code is ExitCode.OK else code
     return result, code
+
+
+def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
+    """The run's metrics to the Pushgateway and/or the file asked for; False on a failure
+    (logged: the run itself is done)."""
+    settings = config.metrics
+    if not (settings.pushgateway or settings.file):
+        return True
+    registry = run_registry(result, int(code))
+    ok = True
+    try:
+        if settings.file:
+            write_textfile(Path(settings.file), registry)
+        if settings.pushgateway:
+            push(settings.pushgateway, registry)
+    except MetricsError as exc:
+        log.error("could not write the metrics: %s", exc)
+        ok = False
+    return ok
 
 
 def from_git(config: RunConfig) -> tuple[RunConfig, Provenance]:

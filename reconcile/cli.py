@@ -34,6 +34,7 @@ from reconcile.config import (
     LogFormat,
     LoggingSettings,
     LogLevel,
+    MetricsSettings,
     ReconcileSettings,
     ReportSettings,
     ReportTarget,
@@ -276,6 +277,21 @@ def run(
             "takes no lock.",
         ),
     ] = None,
+    metrics_pushgateway: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-pushgateway",
+            help="Push the run's Prometheus metrics to this Pushgateway (job reconcile).",
+        ),
+    ] = None,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            help="Write the run's Prometheus metrics to this file (node-exporter textfile "
+            "collector format, replaced atomically).",
+        ),
+    ] = None,
     git_url: Annotated[
         str | None,
         typer.Option(
@@ -365,6 +381,10 @@ def run(
             prune=prune,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
+        ),
+        metrics=MetricsSettings(
+            pushgateway=metrics_pushgateway or None,
+            file=str(metrics_file) if metrics_file else None,
         ),
         git=GitSettings(
             url=git_url,

@@ -89,6 +89,14 @@ class GitSettings:
 
 
 @dataclass(frozen=True)
+class MetricsSettings:
+    """Where a run's Prometheus metrics go (batch jobs push them or leave them in a file)."""
+
+    pushgateway: str | None = None
+    file: str | None = None
+
+
+@dataclass(frozen=True)
 class ReportTarget:
     format: str  # text, json or markdown
     path: str | None = None  # None: standard output
@@ -107,5 +115,6 @@ class RunConfig:
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
     git: GitSettings = field(default_factory=GitSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     progress: bool = False  # a progress bar on standard error (only on a terminal)

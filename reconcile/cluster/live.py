@@ -158,8 +158,10 @@ class LiveCluster:
             )
             data = response.read()
         except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
+            self.stats.record_code(verb, "0")
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self.stats.record_code(verb, "0")
             if not _timed_out(exc):
                 raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
             if timeout < self.options.request_timeout and self._budget.expired:
@@ -169,6 +171,7 @@ class LiveCluster:
             ) from exc
         finally:
             self.stats.add_seconds(time.monotonic() - started)
+        self.stats.record_code(verb, str(response.status))
         if response.status >= 400:
             raise error_from_status(response.status, data, response.headers.get("Retry-After"))
         return json.loads(data) if data else None

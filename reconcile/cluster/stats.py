@@ -13,11 +13,21 @@ class RequestStats:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._retries: Counter[str] = Counter()
+        self._codes: Counter[tuple[str, str]] = Counter()
         self._seconds = 0.0
 
     def record(self, verb: str, resource: str) -> None:
         with self._lock:
             self._counts[(verb, resource)] += 1
+
+    def record_code(self, verb: str, code: str) -> None:
+        """How a request ended: its HTTP status, or "0" when no response came."""
+        with self._lock:
+            self._codes[(verb, code)] += 1
+
+    def by_verb_and_code(self) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return dict(sorted(self._codes.items()))
 
     def add_seconds(self, seconds: float) -> None:
         """Time spent waiting for the server (summed over threads)."""
@@ -77,4 +87,5 @@ class RequestStats:
         with self._lock:
             self._counts.clear()
             self._retries.clear()
+            self._codes.clear()
             self._seconds = 0.0

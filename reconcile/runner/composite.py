@@ -52,6 +52,7 @@ from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
@@ -208,6 +209,12 @@ class CompositeRunner:
             result.errors.append(f"{result.parent}: {message}")
             log.warning("%s: %s", result.parent, message)
             self.executor.record_event(parent, "SyncError", message)
+        for reason, message, count in change_events(parent, result.actions):
+            self.executor.record_event(parent, reason, message, normal=True, count=count)
+        if result.rollout is not None and result.rollout.moved:
+            self.executor.record_event(
+                parent, "RolloutStep", result.rollout.describe(), normal=True
+            )
         if any(a.error and not a.held for a in result.actions):
             failed = next(a for a in result.actions if a.error and not a.held)
             message = f"{failed.action.describe()} failed: {failed.error}"
@@ -300,20 +307,26 @@ class CompositeRunner:
         self, hook: HookSpec, request: dict[str, Any], result: ParentResult
     ) -> dict[str, Any]:
         started = time.monotonic()
+        method = "POST" if hook.webhook is not None else "exec"
         try:
             outcome = self.hooks.call(hook, request)
         except HookError as exc:
             elapsed = time.monotonic() - started
+            code = str(exc.status) if exc.status is not None else "0"
             result.hooks.append(
-                HookCall(hook.name, hook.target, Outcome.FAILED, elapsed, exc.message)
+                HookCall(hook.name, hook.target, Outcome.FAILED, elapsed, exc.message, method, code)
             )
             raise
+        succeeded = "200" if hook.webhook is not None else "0"  # HTTP OK, or exit status 0
+        code = "304" if outcome.cached else succeeded
         result.hooks.append(
             HookCall(
                 hook.name,
                 hook.target,
                 Outcome.CACHED if outcome.cached else Outcome.OK,
                 outcome.duration,
+                method=method,
+                code=code,
             )
         )
         return outcome.response

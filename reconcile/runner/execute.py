@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import time
-from datetime import UTC, datetime
+import threading
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
@@ -14,14 +13,16 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
-from reconcile.objects.meta import Obj, identity, metadata, name_of, namespace_of, uid_of
+from reconcile.objects.meta import Obj, identity, metadata, name_of
+from reconcile.runner.events import event
 from reconcile.runner.results import ActionResult, Divergence, NotConverging
-from reconcile.secret_values import scrub
 
 log = logging.getLogger(__name__)
 
 
 _GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
+# Events a run records at most: a run never floods a namespace, whatever it changes.
+MAX_EVENTS_PER_RUN = 200
 GuardKey = tuple[str, str, str, str]
 
 
@@ -37,6 +38,8 @@ class Executor:
         self.budget = budget or Budget()
         self.pass_number = 1
         self.not_converging: dict[GuardKey, NotConverging] = {}
+        self.events_sent = 0
+        self._events_lock = threading.Lock()
         self._updates: dict[GuardKey, tuple[int, str]] = {}
 
     def execute(
@@ -138,13 +141,29 @@ class Executor:
             return self.cluster.update_status(resource, body)
         return self.cluster.update(resource, body)
 
-    def record_event(self, involved: Obj, reason: str, message: str) -> None:
-        """A Warning Event on the object (kubectl describe shows it). Best effort."""
+    def record_event(
+        self,
+        involved: Obj,
+        reason: str,
+        message: str,
+        *,
+        normal: bool = False,
+        count: int = 1,
+    ) -> None:
+        """An Event on the object (kubectl describe shows it): a Warning, or with `normal` a
+        Normal one. Best effort, and at most MAX_EVENTS_PER_RUN per run."""
         if self.dry_run or self.budget.expired:
             return
+        with self._events_lock:
+            self.events_sent += 1
+            if self.events_sent > MAX_EVENTS_PER_RUN:
+                if self.events_sent == MAX_EVENTS_PER_RUN + 1:
+                    log.warning("%d events recorded: no more this run", MAX_EVENTS_PER_RUN)
+                return
+        kind = "Normal" if normal else "Warning"
         try:
             events = self.cluster.discover("v1", "events")
-            self.cluster.create(events, warning_event(involved, reason, message))
+            self.cluster.create(events, event(involved, reason, message, kind, count))
         except (ApiError, BudgetExhausted) as exc:
             log.warning("could not record a %s event on %s: %s", reason, name_of(involved), exc)
 
@@ -155,37 +174,3 @@ def _key(action: Action) -> tuple[str, str, str]:
 
 def _guard_key(action: Action) -> GuardKey:
     return (*_key(action), action.kind.verb)
-
-
-def warning_event(involved: Obj, reason: str, message: str) -> Obj:
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    namespace = namespace_of(involved) or "default"
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {
-            "generateName": f"{name_of(involved)}.",
-            "namespace": namespace,
-        },
-        "involvedObject": {
-            k: v
-            for k, v in {
-                "apiVersion": involved.get("apiVersion"),
-                "kind": involved.get("kind"),
-                "name": name_of(involved),
-                "namespace": namespace_of(involved),
-                "uid": uid_of(involved),
-                "resourceVersion": metadata(involved).get("resourceVersion"),
-            }.items()
-            if v
-        },
-        "reason": reason,
-        "message": scrub(message)[:1024],
-        "type": "Warning",
-        "source": {"component": "reconcile"},
-        "reportingComponent": "reconcile",
-        "reportingInstance": f"reconcile-{int(time.time())}",
-        "firstTimestamp": now,
-        "lastTimestamp": now,
-        "count": 1,
-    }

@@ -24,6 +24,8 @@ class HookCall:
     outcome: Outcome
     duration: float
     error: str = ""
+    method: str = ""  # POST for a webhook, exec for a command
+    code: str = ""  # the HTTP status or exit code ("0": none, e.g. a timeout)
 
 
 @dataclass
@@ -181,6 +183,7 @@ class RunResult:
     skipped: str | None = None
     duration: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
+    request_codes: dict[tuple[str, str], int] = field(default_factory=dict)  # (verb, status)
     hook_calls: int = 0
 
     @property

@@ -202,6 +202,7 @@ class Runner:
     def _finish(self, result: RunResult, started: float) -> RunResult:
         result.duration = self.clock() - started
         result.requests = self.cluster.stats.by_verb()
+        result.request_codes = self.cluster.stats.by_verb_and_code()
         result.hook_calls = self.hooks.calls
         last = result.passes[-1] if result.passes else None
         result.converged = last is not None and not (

@@ -383,4 +383,11 @@ def test_a_failing_parent_changes_nothing_and_the_others_converge(
         what="a SyncError event",
     )
     assert warnings[0]["type"] == "Warning"
-    assert events_for(backend, namespace, "good") == []
+    # the good parent's record says what the runs changed, and no warning
+    good_events = events_for(backend, namespace, "good")
+    assert sorted((e["type"], e["reason"]) for e in good_events) == [
+        ("Normal", "Created"),
+        ("Normal", "Updated"),
+    ]
+    updated = next(e for e in good_events if e["reason"] == "Updated")
+    assert updated["message"] == f"updated 1 ConfigMap: ConfigMap {namespace}/good-child"

@@ -56,8 +56,8 @@ def test_an_update_the_server_ignores_is_reported_and_not_repeated(
     assert len(result.passes) == 2  # the ignored update did not start a third pass
     assert not result.converged
     mutations = backend.mutations_since(mark)
-    # the child's create and its one ignored update, and the parent's status
-    assert (mutations["create"], mutations["update"]) == (1, 2)
+    # the child's create (and the Event saying so), its one ignored update, the parent's status
+    assert (mutations["create"], mutations["update"]) == (2, 2)
 
 
 def test_an_object_another_writer_sets_back_is_left_alone(
@@ -98,9 +98,9 @@ def test_an_object_another_writer_sets_back_is_left_alone(
     assert 'data.owner: the cluster keeps `"someone-else"` where the hook returns `"hook"`' in error
     assert "Left alone for the rest of the run" in error
     # created once, set back once, then left alone: the run ended instead of fighting on
-    # (the other updates are the two parents' status)
+    # (the other updates are the two parents' status; the other creates, their Events)
     mutations = backend.mutations_since(mark)
-    assert (mutations["create"], mutations["update"]) == (1, 3)
+    assert (mutations["create"], mutations["update"]) == (3, 3)
     assert len(result.passes) == 3
     held = [a for p in result.passes[-1].parents() for a in p.actions if not a.applied]
     assert [a.error for a in held] == [

@@ -4,16 +4,18 @@ wherever a client can see them (see the package docstring for what differs)."""
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 import uuid
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from reconcile.cluster.errors import (
     AlreadyExists,
+    ApiError,
     BadRequest,
     Conflict,
     Forbidden,
@@ -44,6 +46,8 @@ from reconcile.objects.meta import identity, is_deleting, metadata
 from reconcile.objects.secrets import fold_string_data, undecodable_data
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 # metadata fields only the server sets; a client's values are ignored
 SERVER_FIELDS = (
     "uid",
@@ -61,6 +65,25 @@ _GENERATE_NAME_ATTEMPTS = 8
 SnapshotKey = tuple[str, str | None, str, str, int]
 KeyedObjects = list[tuple[str, Obj]]
 Objects = list[Obj]
+
+
+def _counted(verb: str, success: str) -> Callable[[_F], _F]:
+    """Counts how each request ended, by HTTP status, as the live backend does."""
+
+    def wrap(method: _F) -> _F:
+        @functools.wraps(method)
+        def counted(self: MemoryCluster, *args: Any, **kwargs: Any) -> Any:
+            try:
+                result = method(self, *args, **kwargs)
+            except ApiError as exc:
+                self.stats.record_code(verb, str(exc.status))
+                raise
+            self.stats.record_code(verb, success)
+            return result
+
+        return cast(_F, counted)
+
+    return wrap
 
 
 class MemoryCluster:
@@ -117,6 +140,7 @@ class MemoryCluster:
         with self._lock:
             return self._registry.preferred_version(group)
 
+    @_counted("list", "200")
     def list(
         self,
         resource: ResourceInfo,
@@ -172,12 +196,14 @@ class MemoryCluster:
                 remaining_item_count=left if left and not selected else None,
             )
 
+    @_counted("get", "200")
     def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
         self.stats.record("get", resource.group_resource)
         with self._lock:
             info = self._registry.served(resource)
             return self._out(info, self._existing(info, name, namespace))
 
+    @_counted("create", "201")
     def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
         self.stats.record("create", resource.group_resource)
         body = clone_body(obj)
@@ -187,6 +213,7 @@ class MemoryCluster:
             self._lifecycle.settle()
             return self._out(info, created)
 
+    @_counted("update", "200")
     def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
         self.stats.record("update", resource.group_resource)
         body = clone_body(obj)
@@ -196,6 +223,7 @@ class MemoryCluster:
             self._lifecycle.settle()
             return self._out(info, updated)
 
+    @_counted("update", "200")
     def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
         self.stats.record("update", f"{resource.group_resource}/status")
         body = clone_body(obj)
@@ -220,6 +248,7 @@ class MemoryCluster:
             self._lifecycle.settle()
             return self._out(info, new)
 
+    @_counted("delete", "200")
     def delete(
         self,
         resource: ResourceInfo,

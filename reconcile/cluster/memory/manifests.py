@@ -397,13 +397,19 @@ def dump_path(directory: Path, group_resource: str, obj: Obj) -> Path:
     )
 
 
+_NOT_STATE = frozenset({"events", "events.events.k8s.io"})
+
+
 def dump_entries(
     cluster: MemoryCluster, *, include_builtin_namespaces: bool = False
 ) -> list[tuple[Path, Obj]]:
     """(path relative to the dump's directory, object in dump form) for every object a dump
-    writes; the built-in namespaces (`default`, ...) only when asked."""
+    writes; the built-in namespaces (`default`, ...) only when asked. Events are a record of
+    the run, not state: they are left out."""
     entries: list[tuple[Path, Obj]] = []
     for group_resource, obj in cluster.objects_by_resource():
+        if group_resource in _NOT_STATE:
+            continue
         if (
             group_resource == builtin.NAMESPACES
             and metadata(obj).get("name") in builtin.BUILTIN_NAMESPACES

@@ -1,0 +1,1 @@
+"""The Metacontroller controller APIs as typed, validated models (pure: no I/O)."""

@@ -1,0 +1,189 @@
+"""CompositeController (metacontroller.k8s.io/v1alpha1): the typed spec and its parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from reconcile.api.errors import SpecError
+from reconcile.api.fields import Fields
+from reconcile.api.hooks import HookSpec
+from reconcile.api.hooks_parse import optional_hook
+from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+
+GROUP = "metacontroller.k8s.io"
+API_VERSION = f"{GROUP}/v1alpha1"
+KIND = "CompositeController"
+
+
+class UpdateMethod(StrEnum):
+    ON_DELETE = "OnDelete"
+    RECREATE = "Recreate"
+    IN_PLACE = "InPlace"
+    ROLLING_RECREATE = "RollingRecreate"
+    ROLLING_IN_PLACE = "RollingInPlace"
+
+    @property
+    def rolling(self) -> bool:
+        return self in (UpdateMethod.ROLLING_RECREATE, UpdateMethod.ROLLING_IN_PLACE)
+
+
+@dataclass(frozen=True)
+class ConditionCheck:
+    type: str
+    status: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ParentRule:
+    api_version: str
+    resource: str
+    label_selector: LabelSelector
+    revision_field_paths: tuple[str, ...] = ("spec",)
+
+
+@dataclass(frozen=True)
+class ChildRule:
+    api_version: str
+    resource: str
+    update_method: UpdateMethod = UpdateMethod.ON_DELETE
+    status_checks: tuple[ConditionCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompositeHooks:
+    sync: HookSpec
+    finalize: HookSpec | None = None
+    customize: HookSpec | None = None
+
+
+@dataclass(frozen=True)
+class CompositeController:
+    name: str
+    parent: ParentRule
+    children: tuple[ChildRule, ...]
+    hooks: CompositeHooks
+    raw: dict[str, Any]  # the whole object, sent to hooks as `controller`
+    resync_period: float | None = None
+    generate_selector: bool = False
+    source: str = "cluster"  # a file path, or "cluster"
+
+    @property
+    def finalizer(self) -> str:
+        return f"metacontroller.io/compositecontroller-{self.name}"
+
+    @property
+    def rolling(self) -> bool:
+        return any(rule.update_method.rolling for rule in self.children)
+
+
+def _selector(fields: Fields, key: str) -> LabelSelector:
+    try:
+        return label_selector_from_spec(fields.data.get(key), fields.at(key))
+    except SelectorError as exc:
+        raise SpecError(fields.where, fields.at(key), str(exc)) from exc
+
+
+def _parent(fields: Fields) -> ParentRule:
+    # ignoreStatusChanges (Metacontroller 4.x) only filters watch events; a batch run relists
+    # everything anyway, so it is accepted and has no effect.
+    fields.reject_unknown(
+        {"apiVersion", "resource", "labelSelector", "revisionHistory", "ignoreStatusChanges"}
+    )
+    fields.boolean("ignoreStatusChanges")
+    history = fields.child("revisionHistory")
+    history.reject_unknown({"fieldPaths"})
+    paths = history.strings("fieldPaths") or ["spec"]
+    for i, path in enumerate(paths):
+        if not path or path.startswith(".") or path.endswith(".") or ".." in path:
+            raise history.error(f"fieldPaths[{i}]", f"{path!r} is not a dotted field path")
+    return ParentRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        label_selector=_selector(fields, "labelSelector"),
+        revision_field_paths=tuple(paths),
+    )
+
+
+def _child(fields: Fields) -> ChildRule:
+    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    strategy = fields.child("updateStrategy")
+    strategy.reject_unknown({"method", "statusChecks"})
+    method_text = strategy.string("method", UpdateMethod.ON_DELETE.value)
+    try:
+        method = UpdateMethod(method_text)
+    except ValueError as exc:
+        choices = ", ".join(m.value for m in UpdateMethod)
+        raise strategy.error("method", f"{method_text!r} is not one of {choices}") from exc
+    checks = strategy.child("statusChecks")
+    checks.reject_unknown({"conditions"})
+    conditions = []
+    for condition in checks.children("conditions"):
+        condition.reject_unknown({"type", "status", "reason"})
+        conditions.append(
+            ConditionCheck(
+                type=condition.string("type"),
+                status=condition.optional_string("status"),
+                reason=condition.optional_string("reason"),
+            )
+        )
+    return ChildRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        update_method=method,
+        status_checks=tuple(conditions),
+    )
+
+
+def parse_composite_controller(
+    obj: dict[str, Any], source: str = "cluster", base_dir: str | None = None
+) -> CompositeController:
+    """Validate a CompositeController object; SpecError names the controller and the field.
+
+    `base_dir` (the directory of the file it came from) is where command hooks run by default.
+    """
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    where = f"{KIND} {name or '(unnamed)'}"
+    if source != "cluster":
+        where += f" ({source})"
+    root = Fields(where, "", obj)
+    if not name:
+        raise root.error("metadata.name", "is required")
+    spec = root.child("spec")
+    spec.reject_unknown(
+        {"parentResource", "childResources", "hooks", "resyncPeriodSeconds", "generateSelector"}
+    )
+    if not spec.has("parentResource"):
+        raise spec.error("parentResource", "is required")
+    children = tuple(_child(c) for c in spec.children("childResources"))
+    seen: dict[tuple[str, str], int] = {}
+    for i, rule in enumerate(children):
+        key = (rule.api_version, rule.resource)
+        if key in seen:
+            raise spec.error(
+                f"childResources[{i}]",
+                f"{rule.resource} ({rule.api_version}) is already listed"
+                f" at childResources[{seen[key]}]",
+            )
+        seen[key] = i
+    hooks = spec.child("hooks")
+    hooks.reject_unknown({"sync", "finalize", "customize"})
+    sync = optional_hook(hooks, "sync", where, base_dir)
+    if sync is None:
+        raise hooks.error("sync", "is required")
+    return CompositeController(
+        name=name,
+        parent=_parent(spec.child("parentResource")),
+        children=children,
+        hooks=CompositeHooks(
+            sync=sync,
+            finalize=optional_hook(hooks, "finalize", where, base_dir),
+            customize=optional_hook(hooks, "customize", where, base_dir),
+        ),
+        raw=obj,
+        resync_period=spec.number("resyncPeriodSeconds", minimum=0),
+        generate_selector=spec.boolean("generateSelector"),
+        source=source,
+    )

@@ -1,0 +1,51 @@
+"""How a hook is called: a webhook or a local command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class EtagSettings:
+    """Webhook response caching keyed by the request body (RFC 7232 `If-None-Match`)."""
+
+    enabled: bool = False
+    cache_timeout_seconds: float = 60.0
+    cache_cleanup_seconds: float = 300.0
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    url: str
+    timeout: float = 10.0
+    etag: EtagSettings = field(default_factory=EtagSettings)
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A local program: the request JSON on stdin, the response JSON on stdout. No shell."""
+
+    argv: tuple[str, ...]
+    timeout: float = 10.0
+    working_dir: str | None = None  # resolved against the controller's source directory
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """Exactly one of `webhook` and `command` is set. `name` says which hook (e.g. `sync`) and
+    `owner` which controller, for messages."""
+
+    name: str
+    owner: str
+    webhook: WebhookSpec | None = None
+    command: CommandSpec | None = None
+
+    @property
+    def target(self) -> str:
+        """Where the hook goes, for reports (a URL or the command line)."""
+        if self.webhook is not None:
+            return self.webhook.url
+        if self.command is not None:
+            return " ".join(self.command.argv)
+        return ""

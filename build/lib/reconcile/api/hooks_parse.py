@@ -1,0 +1,97 @@
+"""Parsing hook specs: `webhook` (url, or service + path) or `command` (our local hook)."""
+
+from __future__ import annotations
+
+import os.path
+
+from reconcile.api.duration import parse_duration
+from reconcile.api.fields import Fields
+from reconcile.api.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def _timeout(fields: Fields) -> float:
+    text = fields.optional_string("timeout")
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise fields.error("timeout", str(exc)) from exc
+    if seconds <= 0:
+        raise fields.error("timeout", f"must be positive, not {text!r}")
+    return seconds
+
+
+def _webhook(fields: Fields) -> WebhookSpec:
+    fields.reject_unknown({"url", "service", "path", "timeout", "etag"})
+    url = fields.optional_string("url")
+    if url is None:
+        service = fields.optional_child("service")
+        if service is None:
+            raise fields.error("url", "a webhook needs either url or service (and usually path)")
+        service.reject_unknown({"name", "namespace", "port", "protocol"})
+        port = service.number("port", minimum=1)
+        protocol = service.string("protocol", "http")
+        if protocol not in ("http", "https"):
+            raise service.error("protocol", f"must be http or https, not {protocol!r}")
+        path = fields.string("path", "")
+        if path and not path.startswith("/"):
+            path = "/" + path
+        url = (
+            f"{protocol}://{service.string('name')}.{service.string('namespace')}"
+            f":{int(port or 80)}{path}"
+        )
+    elif not url.startswith(("http://", "https://")):
+        raise fields.error("url", f"must be an http:// or https:// URL, not {url!r}")
+    etag_fields = fields.optional_child("etag")
+    etag = EtagSettings()
+    if etag_fields is not None:
+        etag_fields.reject_unknown({"enabled", "cacheTimeoutSeconds", "cacheCleanupSeconds"})
+        etag = EtagSettings(
+            enabled=etag_fields.boolean("enabled"),
+            cache_timeout_seconds=etag_fields.number("cacheTimeoutSeconds", minimum=0)
+            or EtagSettings.cache_timeout_seconds,
+            cache_cleanup_seconds=etag_fields.number("cacheCleanupSeconds", minimum=0)
+            or EtagSettings.cache_cleanup_seconds,
+        )
+    return WebhookSpec(url=url, timeout=_timeout(fields), etag=etag)
+
+
+def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
+    fields.reject_unknown({"argv", "timeout", "workingDir", "env"})
+    argv = fields.strings("argv")
+    if not argv or not argv[0]:
+        raise fields.error(
+            "argv", "is required: the program and its arguments, e.g. [python3, sync.py]"
+        )
+    working_dir = fields.optional_string("workingDir")
+    if base_dir is not None:
+        working_dir = os.path.normpath(os.path.join(base_dir, working_dir or "."))
+    return CommandSpec(
+        argv=tuple(argv),
+        timeout=_timeout(fields),
+        working_dir=working_dir,
+        env=tuple(sorted(fields.string_map("env").items())),
+    )
+
+
+def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = None) -> HookSpec:
+    fields.reject_unknown({"webhook", "command"})
+    webhook, command = fields.optional_child("webhook"), fields.optional_child("command")
+    if (webhook is None) == (command is None):
+        raise fields.error("webhook", "exactly one of webhook and command must be set")
+    return HookSpec(
+        name=name,
+        owner=owner,
+        webhook=_webhook(webhook) if webhook is not None else None,
+        command=_command(command, base_dir) if command is not None else None,
+    )
+
+
+def optional_hook(
+    hooks: Fields, name: str, owner: str, base_dir: str | None = None
+) -> HookSpec | None:
+    fields = hooks.optional_child(name)
+    return parse_hook(fields, name, owner, base_dir) if fields is not None else None

@@ -1,0 +1,312 @@
+"""One invocation end to end: check the outputs, pick the cluster (live or the embedded memory
+one), run within the budget, report whatever happened, and turn the outcome into an exit code.
+The CLI parses options into a RunConfig and calls `main_job`; nothing here parses arguments."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from enum import IntEnum
+from pathlib import Path
+from types import FrameType
+
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.connect import connect_live
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.memory import ManifestError, MemoryCluster
+from reconcile.cluster.protocol import Cluster
+from reconcile.config import ReportTarget, RunConfig
+from reconcile.gitsource import GitSourceError, checkout
+from reconcile.metrics import MetricsError, push, run_registry, write_textfile
+from reconcile.progressbar import TerminalProgress
+from reconcile.report import ReportFormat, render
+from reconcile.runner.local import controller_dirs, seeded_cluster
+from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
+from reconcile.runner.results import Provenance, RunResult
+from reconcile.runner.run import Runner
+from reconcile.runner.summary import log_summary
+
+log = logging.getLogger("reconcile")
+
+
+class ExitCode(IntEnum):
+    """terraform plan -detailed-exitcode's scheme, and the shell's codes for signals."""
+
+    OK = 0  # nothing pending: converged, or everything decided was applied
+    ERROR = 1  # a controller, parent, hook or the cluster failed; or stopped mid-pass
+    CHANGES_PENDING = 2  # dry-run only: the run would change something
+    SIGINT = 130
+    SIGTERM = 143
+
+
+class OutputError(Exception):
+    """A report file or the output directory cannot be written; found before the run."""
+
+
+def exit_code(result: RunResult) -> ExitCode:
+    if result.interrupted == "SIGINT":
+        return ExitCode.SIGINT
+    if result.interrupted == "SIGTERM":
+        return ExitCode.SIGTERM
+    if result.errors or result.interrupted:
+        return ExitCode.ERROR
+    if result.dry_run and result.passes and result.passes[-1].pending:
+        return ExitCode.CHANGES_PENDING
+    return ExitCode.OK
+
+
+def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
+    if config.local.enabled:
+        return seeded_cluster(
+            [Path(p) for p in config.local.manifest_paths],
+            recursive=config.reconcile.recursive,
+            kubernetes_version=config.local.kubernetes_version,
+        )
+    return connect_live(config.connection, budget)
+
+
+# -- outputs ----------------------------------------------------------------------------------
+
+
+def check_report_files(targets: tuple[ReportTarget, ...]) -> None:
+    """Every `--report-file` can be written: checked before the run, so that a run never does
+    its work and then loses the report. Creates missing parent directories (and the file)."""
+    for target in targets:
+        if target.path is None:
+            continue
+        path = Path(target.path)
+        try:
+            if path.is_dir():
+                raise OutputError(f"--report-file {path}: is a directory")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise OutputError(
+                f"--report-file {path}: cannot be written: {_os_problem(exc)}"
+            ) from None
+
+
+def write_reports(result: RunResult, config: RunConfig) -> bool:
+    """Every report; False (logged) when one could not be written."""
+    ok = True
+    for target in config.report.targets:
+        if target.path is None:
+            text = render(result, ReportFormat(target.format), color=config.report.color)
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except OSError as exc:  # a closed pipe: the other reports still go out
+                log.error("could not write the report to standard output: %s", _os_problem(exc))
+                ok = False
+            continue
+        path = Path(target.path)
+        # Append, as GitHub's $GITHUB_STEP_SUMMARY expects; a fresh file is the same.
+        mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
+        try:
+            with path.open(mode, encoding="utf-8") as stream:
+                stream.write(render(result, ReportFormat(target.format)))
+        except OSError as exc:
+            log.error("could not write the %s report to %s: %s", target.format, path, exc)
+            ok = False
+            continue
+        log.info("wrote the %s report to %s", target.format, path)
+    return ok
+
+
+def _os_problem(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _inputs(config: RunConfig) -> list[Path]:
+    return [Path(p) for p in (*config.local.manifest_paths, *config.reconcile.controller_paths)]
+
+
+# -- signals ----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stop_on_signals(budget: Budget) -> Iterator[None]:
+    """SIGINT / SIGTERM (what a CronJob's deadline and `kubectl delete job` send) cancel the
+    budget: the run stops at its next safe point and still reports. A second signal ends the
+    process at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        signal.signal(signum, signal.SIG_DFL)
+        log.warning(
+            "%s received: stopping at the next safe point and writing the report "
+            "(send it again to stop at once)",
+            name,
+        )
+        budget.cancel(name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# -- the job ----------------------------------------------------------------------------------
+
+
+def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
+    budget = Budget(config.reconcile.max_duration)
+    source: Provenance | None = None
+    if config.git.enabled:
+        try:
+            check_report_files(config.report.targets)
+            config, source = from_git(config)
+        except (OutputError, GitSourceError) as exc:
+            log.error("%s", exc)
+            result = RunResult(dry_run=config.reconcile.dry_run, fatal=True)
+            result.load_errors.append(str(exc))
+            log_summary(result)
+            write_reports(result, config)
+            return result, ExitCode.ERROR
+    try:
+        check_report_files(config.report.targets)
+        output = (
+            prepare_output_dir(Path(config.local.output_dir), _inputs(config))
+            if config.local.output_dir
+            else None
+        )
+    except (OutputError, OutputDirError) as exc:
+        log.error("%s", exc)
+        return None, ExitCode.ERROR
+    with stop_on_signals(budget):
+        result, cluster = _run(config, budget)
+        result.source = source
+        log_summary(result)
+        reported = write_reports(result, config)
+        written = _write_output(output, cluster, result, config)
+    code = exit_code(result)
+    if code is ExitCode.OK and not (reported and written):
+        code = ExitCode.ERROR
+    if not write_metrics(result, code, config):
+        code = ExitCode.ERROR if code is ExitCode.OK else code
+    return result, code
+
+
+def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
+    """The run's metrics to the Pushgateway and/or the file asked for; False on a failure
+    (logged: the run itself is done)."""
+    settings = config.metrics
+    if not (settings.pushgateway or settings.file):
+        return True
+    registry = run_registry(result, int(code))
+    ok = True
+    try:
+        if settings.file:
+            write_textfile(Path(settings.file), registry)
+        if settings.pushgateway:
+            push(settings.pushgateway, registry)
+    except MetricsError as exc:
+        log.error("could not write the metrics: %s", exc)
+        ok = False
+    return ok
+
+
+def from_git(config: RunConfig) -> tuple[RunConfig, Provenance]:
+    """Check the repository out and read every input path inside it. Raises GitSourceError."""
+    git = config.git
+    assert git.url is not None
+    cache = Path(git.cache_dir) if git.cache_dir else None
+    checked_out = checkout(git.url, git.ref, cache)
+    log.info(
+        "git: %s at %s is commit %s (%s)",
+        checked_out.url,
+        checked_out.ref,
+        checked_out.commit[:12],
+        checked_out.subject,
+    )
+    root = checked_out.path
+
+    def inside(paths: tuple[str, ...], option: str) -> tuple[str, ...]:
+        found = []
+        for path in paths:
+            full = (root / path).resolve()
+            if Path(path).is_absolute() or not full.is_relative_to(root.resolve()):
+                raise GitSourceError(
+                    f"{option} {path}: with --git, paths are read inside the repository; "
+                    "give a path relative to its root"
+                )
+            found.append(str(full))
+        return tuple(found)
+
+    config = replace(
+        config,
+        reconcile=replace(
+            config.reconcile,
+            controller_paths=inside(config.reconcile.controller_paths, "--controllers"),
+            apply_paths=inside(config.reconcile.apply_paths, "--manifests"),
+        ),
+        local=replace(config.local, manifest_paths=inside(config.local.manifest_paths, "--local")),
+    )
+    source = Provenance(checked_out.url, checked_out.ref, checked_out.commit, checked_out.subject)
+    return config, source
+
+
+def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
+    """The run, never raising: a failure to start becomes the result's error, so a report is
+    written whatever happens."""
+    result = RunResult(dry_run=config.reconcile.dry_run)
+    try:
+        cluster = open_cluster(config, budget)
+    except (ManifestError, FileNotFoundError) as exc:
+        return _failed(result, f"--local: {exc}", budget), None
+    except (ApiError, BudgetExhausted) as exc:
+        message = exc.message if isinstance(exc, ApiError) else str(exc)
+        return _failed(result, f"cannot reach the cluster: {message}", budget), None
+    settings = config.reconcile
+    if config.local.enabled:
+        # The manifests are the controllers' home too: their command hooks run beside them.
+        settings = settings.with_manifest_paths(config.local.manifest_paths)
+    try:
+        with contextlib.ExitStack() as stack:
+            progress = None
+            if config.progress:
+                progress = stack.enter_context(TerminalProgress())
+            return Runner(cluster, settings, progress=progress, budget=budget).run(), cluster
+    except ApiError as exc:
+        return _failed(result, f"the cluster failed: {exc}", budget), cluster
+    except Exception as exc:  # a bug: still report, and exit 1 rather than lose the report
+        log.debug("internal error", exc_info=True)
+        problem = f"internal error: {type(exc).__name__}: {exc} (--log-level debug shows where)"
+        return _failed(result, problem, budget), cluster
+
+
+def _failed(result: RunResult, error: str, budget: Budget) -> RunResult:
+    result.load_errors.append(error)  # logged once, with the run's summary
+    result.fatal = True
+    result.interrupted = budget.interrupted_by
+    return result
+
+
+def _write_output(
+    output: OutputDir | None, cluster: Cluster | None, result: RunResult, config: RunConfig
+) -> bool:
+    if output is None or not isinstance(cluster, MemoryCluster):
+        return True
+    if result.fatal:
+        log.warning("nothing written to %s: the run did not start", output.path)
+        return True
+    try:
+        paths = [Path(p) for p in config.local.manifest_paths]
+        hook_dirs = controller_dirs(paths, recursive=config.reconcile.recursive)
+        written = output.write(cluster, hook_dirs)
+    except OutputDirError as exc:
+        log.error("%s", exc)
+        return False
+    log.info("wrote %d objects to %s", len(written), output.path)
+    return True

@@ -1,0 +1,80 @@
+"""The run's wall-clock budget and its cancellation.
+
+One `Budget` per run. Every wait (API request timeouts, retries and their backoff, Retry-After,
+the client-side rate limiter, hook calls, the pause between passes) is bounded by what is left of
+it, so `--max-duration` holds whatever the API server or a hook does. SIGINT / SIGTERM cancel it:
+the remaining time drops to zero, waits wake up at once, and the run stops at the next safe point
+(before its next request or hook call) and reports what it did.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+
+
+class BudgetExhausted(Exception):
+    """Raised instead of starting (or while waiting for) work after the budget ended or the run
+    was interrupted. Nothing was sent for the operation named in the message."""
+
+    def __init__(self, what: str, why: str) -> None:
+        self.what = what
+        self.why = why
+        super().__init__(f"{what}: not done, {why}")
+
+
+class Budget:
+    """What is left of the run's time, and whether the run was interrupted. Thread-safe."""
+
+    def __init__(self, seconds: float = math.inf, clock: Callable[[], float] = time.monotonic):
+        self.seconds = seconds
+        self._clock = clock
+        self._deadline = clock() + seconds
+        self._cancelled = threading.Event()
+        self._reason: str | None = None
+
+    def remaining(self) -> float:
+        """Seconds left; 0 once the budget ended or the run was interrupted."""
+        if self._cancelled.is_set():
+            return 0.0
+        return max(0.0, self._deadline - self._clock())
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+    def cancel(self, reason: str) -> None:
+        """Interrupt the run (e.g. `SIGTERM`); the first reason given is kept."""
+        if self._reason is None:
+            self._reason = reason
+        self._cancelled.set()
+
+    @property
+    def interrupted_by(self) -> str | None:
+        """The signal that cancelled the run, or None."""
+        return self._reason if self._cancelled.is_set() else None
+
+    def why(self) -> str:
+        """Why no more work may start (for messages)."""
+        if self._cancelled.is_set():
+            return f"the run was interrupted ({self._reason})"
+        return f"the run's time budget ({self.seconds:g}s) has ended"
+
+    def bound(self, seconds: float) -> float:
+        """`seconds` capped by what is left of the budget."""
+        return min(seconds, self.remaining())
+
+    def check(self, what: str) -> None:
+        """BudgetExhausted when no time is left for `what`."""
+        if self.expired:
+            raise BudgetExhausted(what, self.why())
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait `seconds`, less if the budget ends first, waking at once on cancel. True when
+        the whole wait was served (the budget still has time)."""
+        wait = self.bound(max(0.0, seconds))
+        if wait > 0:
+            self._cancelled.wait(wait)
+        return not self.expired and wait >= seconds

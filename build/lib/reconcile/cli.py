@@ -1,0 +1,448 @@
+"""The `reconcile` command line: parses options into a `RunConfig`, runs, picks the exit code.
+
+No Kubernetes logic lives here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import sys
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from reconcile import __version__
+from reconcile.api.duration import parse_duration
+from reconcile.app import main_job
+from reconcile.cluster.memory.releases import (
+    DEFAULT_VERSION,
+    UnsupportedVersion,
+    release,
+    supported_versions,
+)
+from reconcile.config import (
+    ConnectionSettings,
+    GitSettings,
+    LocalSettings,
+    LogFormat,
+    LoggingSettings,
+    LogLevel,
+    MetricsSettings,
+    ReconcileSettings,
+    ReportSettings,
+    ReportTarget,
+    RunConfig,
+)
+from reconcile.logs import configure_logging
+from reconcile.report.targets import parse_report_file
+
+log = logging.getLogger("reconcile")
+
+# typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
+UsageError: type[Exception] = typer.BadParameter.__mro__[1]
+
+HELP = (
+    "Run Metacontroller-style controllers once against a cluster, then exit.\n\n"
+    "The connection follows kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, "
+    "then the in-cluster service account when running in a Pod. --local runs against an "
+    "in-process cluster seeded from manifests instead.\n\n"
+    "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
+    "1 errors (usage errors included, and a run stopped by its --max-duration mid-pass); "
+    "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
+    "report of what was done is still written).\n\n"
+    "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
+    "Go durations (90s, 5m, 1h30m)."
+)
+
+
+class Command(TyperCommand):
+    """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
+    a CI step must never read a typo as pending changes."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def _applyset_name(value: str) -> bool:
+    namespace, _, name = value.rpartition("/")
+    return bool(_DNS_SUBDOMAIN.match(name)) and (not namespace or bool(_DNS_LABEL.match(namespace)))
+
+
+def _seconds(*, allow_zero: bool = False) -> Any:
+    """A parser for a duration option: seconds or a Go duration, finite, above zero."""
+
+    def parse(value: str) -> float:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            try:
+                seconds = parse_duration(text)
+            except ValueError:
+                raise typer.BadParameter(
+                    f"{value!r} is not a duration (seconds such as 90 or 0.5, or a Go "
+                    "duration such as 90s, 5m, 1h30m)"
+                ) from None
+        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+            raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
+        return seconds
+
+    return parse
+
+
+def _finite_non_negative(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise typer.BadParameter(f"{value!r}: must be a finite number, 0 or more")
+    return value
+
+
+class StdoutReport(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    NONE = "none"
+
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    # Every option can also come from the environment: RECONCILE_<OPTION> (`--max-duration` is
+    # RECONCILE_MAX_DURATION), so a CronJob sets its options through one ConfigMap.
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "RECONCILE"},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"reconcile {__version__}")
+        raise typer.Exit(0)
+
+
+@app.command(help=HELP, cls=Command)
+def run(
+    kubeconfig: Annotated[
+        str | None,
+        typer.Option(
+            "--kubeconfig",
+            help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).",
+        ),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context to use.")
+    ] = None,
+    qps: Annotated[
+        float,
+        typer.Option(
+            help="Client-side limit on API requests per second (0: no limit).",
+            callback=_finite_non_negative,
+        ),
+    ] = 50.0,
+    burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.", min=1)] = 100,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            "--request-timeout",
+            help="How long one API request may take before it gives up (e.g. 30, 30s).",
+            parser=_seconds(),
+        ),
+    ] = 30.0,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
+    ] = LogLevel.INFO,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
+    ] = LogFormat.TEXT,
+    controllers: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--controllers",
+            help="A YAML file or directory of controllers (repeatable). They replace cluster "
+            "controllers of the same name.",
+        ),
+    ] = None,
+    controller: Annotated[
+        list[str] | None,
+        typer.Option("--controller", help="Run only this controller (repeatable)."),
+    ] = None,
+    cluster_controllers: Annotated[
+        bool,
+        typer.Option(
+            "--cluster-controllers/--no-cluster-controllers",
+            help="Also run the controllers defined in the cluster.",
+        ),
+    ] = True,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Call the hooks and report what would change; send no writes."
+        ),
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
+    max_duration: Annotated[
+        float,
+        typer.Option(
+            "--max-duration",
+            help="The run's wall-clock limit (e.g. 300, 5m): passes continue (waits, resyncs) "
+            "within it, and every wait (requests, retries, hooks) is bounded by what is left.",
+            parser=_seconds(),
+        ),
+    ] = 300.0,
+    poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--poll-interval",
+            help="Between passes while waiting on the cluster (e.g. 2, 500ms).",
+            parser=_seconds(),
+        ),
+    ] = 2.0,
+    local: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--local",
+            help="Run against an in-process cluster seeded from these manifests (CRDs, "
+            "controllers, parents, anything else) instead of a real one. Repeatable.",
+        ),
+    ] = None,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            help="With --local: write the resulting objects as YAML here (a GitOps preview).",
+        ),
+    ] = None,
+    kubernetes_version: Annotated[
+        str | None,
+        typer.Option(
+            "--kubernetes-version",
+            help=f"With --local: the Kubernetes release the in-process cluster behaves as "
+            f"(resources served, schemas, defaults): {', '.join(supported_versions())}. "
+            f"Default: {DEFAULT_VERSION}.",
+        ),
+    ] = None,
+    manifests: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--manifests",
+            help="Apply the objects in these files or directories before the controllers run "
+            "(CRDs first, then Namespaces, then the rest), recorded in an ApplySet. Repeatable.",
+        ),
+    ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="With --manifests: delete the ApplySet's objects that left the manifests "
+            "(never an object it did not apply).",
+        ),
+    ] = False,
+    applyset: Annotated[
+        str,
+        typer.Option(
+            "--applyset",
+            help="With --manifests: the ApplySet's parent ConfigMap, [NAMESPACE/]NAME.",
+        ),
+    ] = "default/reconcile",
+    lock: Annotated[
+        str | None,
+        typer.Option(
+            "--lock",
+            help="Hold this coordination.k8s.io Lease, [NAMESPACE/]NAME, while the run writes: "
+            "a run that finds it held by another exits 0 without doing anything. --dry-run "
+            "takes no lock.",
+        ),
+    ] = None,
+    metrics_pushgateway: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-pushgateway",
+            help="Push the run's Prometheus metrics to this Pushgateway (job reconcile).",
+        ),
+    ] = None,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            help="Write the run's Prometheus metrics to this file (node-exporter textfile "
+            "collector format, replaced atomically).",
+        ),
+    ] = None,
+    git_url: Annotated[
+        str | None,
+        typer.Option(
+            "--git",
+            help="Read --controllers, --manifests and --local inside this repository (https, "
+            "ssh, file:// or a path). Credentials come from the environment only "
+            "(RECONCILE_GIT_TOKEN[_FILE], RECONCILE_GIT_SSH_KEY_FILE, RECONCILE_GIT_KNOWN_HOSTS).",
+        ),
+    ] = None,
+    git_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--git-ref",
+            help="With --git: a branch, tag or commit (default: the remote's default branch).",
+        ),
+    ] = None,
+    git_cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--git-cache",
+            help="With --git: where clones are kept between runs (default: "
+            "~/.cache/reconcile/git).",
+        ),
+    ] = None,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            "-R",
+            help="Read --local, --manifests and --controllers directories recursively.",
+        ),
+    ] = False,
+    report_format: Annotated[
+        StdoutReport,
+        typer.Option(
+            "--report-format",
+            case_sensitive=False,
+            help="The report on standard output (none: only the log on standard error).",
+        ),
+    ] = StdoutReport.TEXT,
+    report_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--report-file",
+            help="Also write the report to a file (repeatable): FORMAT:PATH, or PATH whose "
+            "extension picks the format (.json, .md, else text). Markdown is appended, as "
+            "$GITHUB_STEP_SUMMARY expects.",
+        ),
+    ] = None,
+    color: Annotated[
+        bool | None,
+        typer.Option(
+            "--color/--no-color",
+            help="Colour the text report (default: when standard output is a terminal).",
+        ),
+    ] = None,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            allow_from_autoenv=False,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    config = RunConfig(
+        connection=ConnectionSettings(
+            kubeconfig=kubeconfig,
+            context=context,
+            qps=qps,
+            burst=burst,
+            request_timeout=request_timeout,
+        ),
+        logging=LoggingSettings(level=log_level, format=log_format),
+        reconcile=ReconcileSettings(
+            controller_paths=tuple(str(p) for p in controllers or []),
+            only_controllers=frozenset(controller or []),
+            controllers_from_cluster=cluster_controllers,
+            dry_run=dry_run,
+            workers=workers,
+            max_duration=max_duration,
+            poll_interval=poll_interval,
+            recursive=recursive,
+            apply_paths=tuple(str(p) for p in manifests or []),
+            prune=prune,
+            applyset=applyset if "/" in applyset else f"default/{applyset}",
+            lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
+        ),
+        metrics=MetricsSettings(
+            pushgateway=metrics_pushgateway or None,
+            file=str(metrics_file) if metrics_file else None,
+        ),
+        git=GitSettings(
+            url=git_url,
+            ref=git_ref,
+            cache_dir=str(git_cache) if git_cache else None,
+        ),
+        local=LocalSettings(
+            manifest_paths=tuple(str(p) for p in local or []),
+            output_dir=str(output_dir) if output_dir else None,
+            kubernetes_version=kubernetes_version,
+        ),
+    )
+    try:
+        targets = [parse_report_file(value) for value in report_file or []]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
+    if report_format is not StdoutReport.NONE:
+        targets.insert(0, ReportTarget(report_format.value))
+    config = replace(
+        config,
+        report=ReportSettings(
+            targets=tuple(targets),
+            color=color if color is not None else _color_default(),
+        ),
+        progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
+    )
+    if output_dir and not local:
+        raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
+    if prune and not manifests:
+        raise typer.BadParameter("--prune needs --manifests", param_hint="--prune")
+    if not _applyset_name(applyset):
+        raise typer.BadParameter(
+            f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"
+        )
+    if lock is not None and not _applyset_name(lock):
+        raise typer.BadParameter(
+            f"{lock!r} is not [NAMESPACE/]NAME of a Lease", param_hint="--lock"
+        )
+    for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
+        if given is not None and not git_url:
+            raise typer.BadParameter(f"{option} needs --git", param_hint=option)
+    if kubernetes_version is not None:
+        if not local:
+            raise typer.BadParameter(
+                "--kubernetes-version needs --local", param_hint="--kubernetes-version"
+            )
+        try:
+            release(kubernetes_version)
+        except UnsupportedVersion as exc:
+            raise typer.BadParameter(str(exc), param_hint="--kubernetes-version") from exc
+    configure_logging(config.logging)
+    _, code = main_job(config)
+    raise typer.Exit(int(code))
+
+
+def _color_default() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def main() -> None:
+    app(prog_name="reconcile")

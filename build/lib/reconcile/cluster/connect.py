@@ -1,0 +1,19 @@
+"""Building a `Cluster` from the run's connection settings."""
+
+from __future__ import annotations
+
+from reconcile.budget import Budget
+from reconcile.cluster.protocol import Cluster
+from reconcile.config import ConnectionSettings
+
+
+def connect_live(settings: ConnectionSettings, budget: Budget | None = None) -> Cluster:
+    # Imported here so that runs on the memory backend never load the kubernetes client.
+    from reconcile.cluster.kubeconfig import load_connection
+    from reconcile.cluster.live import LiveCluster, LiveOptions
+
+    connection = load_connection(settings.kubeconfig, settings.context)
+    options = LiveOptions(
+        qps=settings.qps, burst=settings.burst, request_timeout=settings.request_timeout
+    )
+    return LiveCluster(connection.configuration, options, budget=budget)

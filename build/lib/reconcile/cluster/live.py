@@ -1,0 +1,307 @@
+"""The live backend: a real API server through the official `kubernetes` client.
+
+Requests go through `ApiClient` (auth, TLS, exec plugins, token refresh all come from the
+client); bodies stay plain JSON dicts. Every request is counted, rate limited client-side, and
+mapped to the typed errors of `errors.py`. Reads retry on 429 / 5xx / connection errors with
+backoff, honouring Retry-After; writes retry only on 429, which the server did not process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import urllib3
+from kubernetes import client
+
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.discovery import find_resource, parse_resource_list
+from reconcile.cluster.errors import (
+    NotFound,
+    TooManyRequests,
+    Unavailable,
+    error_from_status,
+)
+from reconcile.cluster.protocol import target_namespace, with_type
+from reconcile.cluster.ratelimit import TokenBucket
+from reconcile.cluster.stats import RequestStats
+from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
+from reconcile.objects.meta import metadata, name_of
+
+log = logging.getLogger(__name__)
+
+_READ_METHODS = frozenset({"GET"})
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    qps: float = 50.0
+    burst: int = 100
+    request_timeout: float = 30.0
+    max_retries: int = 5
+    max_backoff: float = 10.0
+    pool_size: int = 16
+
+
+class LiveCluster:
+    """`Cluster` on a real API server."""
+
+    def __init__(
+        self,
+        configuration: client.Configuration,
+        options: LiveOptions | None = None,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        self.options = options or LiveOptions()
+        # Every wait is bounded by the run's budget, and wakes at once when it is cancelled.
+        self._budget = budget or Budget()
+        configuration.connection_pool_maxsize = self.options.pool_size
+        # Retries are ours, bounded by the budget: urllib3's would sleep out any Retry-After.
+        configuration.retries = False
+        if not configuration.verify_ssl:
+            # The user chose insecure-skip-tls-verify; like kubectl, say so once, not per request.
+            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+            log.debug("TLS verification is off for %s", configuration.host)
+        self._api = client.ApiClient(configuration)
+        self._api.user_agent = "reconcile"
+        self._sleep: Callable[[float], None] = sleep or self._wait
+        self._limiter = TokenBucket(self.options.qps, self.options.burst, sleep=self._sleep)
+        self.stats = RequestStats()
+        self._discovery: dict[str, list[ResourceInfo] | None] = {}
+        self._discovery_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._api.close()
+
+    def _wait(self, seconds: float) -> None:
+        self._budget.sleep(seconds)
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _send(
+        self,
+        verb: str,
+        stats_key: str,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+    ) -> Any:
+        attempt = 0
+        while True:
+            self._budget.check(f"{method} {path}")
+            try:
+                return self._send_once(verb, stats_key, method, path, query, body)
+            except (TooManyRequests, Unavailable) as exc:
+                retryable = method in _READ_METHODS or isinstance(exc, TooManyRequests)
+                if not retryable or attempt >= self.options.max_retries:
+                    raise
+                delay = self._backoff(attempt, exc.retry_after)
+                if delay >= self._budget.remaining():
+                    raise  # waiting would outlast the run: fail now, with the server's answer
+                log.warning(
+                    "%s; retry %d/%d in %.2fs",
+                    exc.message,
+                    attempt + 1,
+                    self.options.max_retries,
+                    delay,
+                )
+                self.stats.record_retry(verb)
+                self._sleep(delay)
+                attempt += 1
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.options.max_backoff)
+        base: float = min(0.1 * (2**attempt), self.options.max_backoff)
+        return base * (0.5 + random.random() / 2)
+
+    def _send_once(
+        self,
+        verb: str,
+        stats_key: str,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None,
+        body: Any,
+    ) -> Any:
+        self._limiter.acquire(self._budget)
+        self.stats.record(verb, stats_key)
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        _, url, headers, body, _ = self._api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=query or None,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        timeout = self._budget.bound(self.options.request_timeout)
+        started = time.monotonic()
+        try:
+            response = self._api.call_api(
+                method,
+                url,
+                header_params=headers,
+                body=body,
+                _request_timeout=timeout,
+            )
+            data = response.read()
+        except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
+            self.stats.record_code(verb, "0")
+            raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self.stats.record_code(verb, "0")
+            if not _timed_out(exc):
+                raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
+            if timeout < self.options.request_timeout and self._budget.expired:
+                raise BudgetExhausted(f"{method} {path}", self._budget.why()) from exc
+            raise Unavailable(
+                f"{method} {path}: no response within {timeout:g}s", status=0
+            ) from exc
+        finally:
+            self.stats.add_seconds(time.monotonic() - started)
+        self.stats.record_code(verb, str(response.status))
+        if response.status >= 400:
+            raise error_from_status(response.status, data, response.headers.get("Retry-After"))
+        return json.loads(data) if data else None
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def _resource_list(self, api_version: str, refresh: bool) -> list[ResourceInfo] | None:
+        with self._discovery_lock:
+            if not refresh and api_version in self._discovery:
+                return self._discovery[api_version]
+        path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        try:
+            document = self._send("discover", api_version, "GET", path)
+            resources: list[ResourceInfo] | None = parse_resource_list(api_version, document)
+        except NotFound:
+            resources = None
+        with self._discovery_lock:
+            self._discovery[api_version] = resources
+        return resources
+
+    def discover(self, api_version: str, resource: str) -> ResourceInfo:
+        for refresh in (False, True):
+            resources = self._resource_list(api_version, refresh)
+            found = find_resource(resources or [], resource)
+            if found is not None:
+                return found
+        raise NotFound(f"the server has no resource {resource!r} in apiVersion {api_version!r}")
+
+    def preferred_version(self, group: str) -> str:
+        if not group:
+            return "v1"
+        document = self._send("discover", group, "GET", f"/apis/{group}")
+        preferred = document.get("preferredVersion") or {}
+        version = preferred.get("groupVersion") if isinstance(preferred, dict) else None
+        if not isinstance(version, str) or not version:
+            raise NotFound(f"the server has no preferred version for API group {group!r}")
+        return version
+
+    # -- verbs -------------------------------------------------------------------------------
+
+    def list(
+        self,
+        resource: ResourceInfo,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ObjectList:
+        query: list[tuple[str, str]] = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        if limit:
+            query.append(("limit", str(limit)))
+        if continue_token:
+            query.append(("continue", continue_token))
+        path = resource.path(namespace if resource.namespaced else None)
+        document = self._send("list", resource.group_resource, "GET", path, query)
+        meta = document.get("metadata") or {}
+        return ObjectList(
+            items=[with_type(resource, item) for item in document.get("items") or []],
+            resource_version=str(meta.get("resourceVersion") or ""),
+            continue_token=str(meta.get("continue") or ""),
+            remaining_item_count=meta.get("remainingItemCount"),
+        )
+
+    def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
+        path = resource.path(namespace if resource.namespaced else None, quote(name, safe=""))
+        return with_type(resource, self._send("get", resource.group_resource, "GET", path))
+
+    def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
+        namespace = target_namespace(resource, obj)
+        body = with_type(resource, obj)
+        path = resource.path(namespace)
+        return with_type(
+            resource, self._send("create", resource.group_resource, "POST", path, body=body)
+        )
+
+    def _put(self, resource: ResourceInfo, obj: Obj, subresource: str) -> Obj:
+        namespace = target_namespace(resource, obj)
+        path = resource.path(namespace, quote(name_of(obj), safe="")) + subresource
+        key = resource.group_resource + subresource
+        return with_type(
+            resource, self._send("update", key, "PUT", path, body=with_type(resource, obj))
+        )
+
+    def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
+        return self._put(resource, obj, "")
+
+    def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
+        if not resource.has_status:
+            raise NotFound(
+                f"{resource.group_resource} has no status subresource "
+                f"(updating {metadata(obj).get('name')!r})"
+            )
+        return self._put(resource, obj, "/status")
+
+    def delete(
+        self,
+        resource: ResourceInfo,
+        name: str,
+        *,
+        namespace: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation: Propagation | None = None,
+    ) -> None:
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        preconditions = {
+            k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
+        if propagation is not None:
+            options["propagationPolicy"] = propagation.value
+        path = resource.path(namespace if resource.namespaced else None, quote(name, safe=""))
+        self._send("delete", resource.group_resource, "DELETE", path, body=options)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """urllib3 wraps a timeout in MaxRetryError / ProtocolError: look at the causes."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None or isinstance(seen, urllib3.exceptions.NewConnectionError):
+            return False  # refused or unreachable (urllib3 files it under connect timeouts)
+        if isinstance(seen, urllib3.exceptions.TimeoutError | TimeoutError):
+            return True
+        reason = getattr(seen, "reason", None)
+        seen = reason if isinstance(reason, BaseException) else seen.__context__
+    return False

@@ -1,0 +1,447 @@
+"""Loading YAML/JSON manifests into a cluster, and dumping a memory cluster back to files.
+
+`load_manifests` creates namespaces first, then CRDs, then everything else with owners before
+their dependents; owner references are re-pointed at the uids the owners get on this load (a
+dump leaves uids out). `dump_entries` gives one stable YAML document per object and its file's
+place (`reconcile.runner.output_dir` writes them: the object store of `reconcile --local`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reconcile.cluster.errors import AlreadyExists, ApiError
+from reconcile.cluster.memory import builtin
+from reconcile.cluster.memory.cluster import MemoryCluster
+from reconcile.cluster.memory.util import clone
+from reconcile.cluster.protocol import Cluster
+from reconcile.cluster.types import Obj, ResourceInfo
+from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
+from reconcile.objects.yamltext import YamlError, load_documents, needs_quotes
+
+try:
+    from yaml import CSafeDumper as _Dumper
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+CLUSTER_DIR = "_cluster"
+
+# server-owned metadata a load ignores and a dump leaves out
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+)
+_IGNORED_ON_LOAD = (*SERVER_METADATA, "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+class ManifestError(Exception):
+    """Some manifests could not be loaded; everything else was. `failures` has one line per
+    failed file or object, `objects` what was created."""
+
+    def __init__(self, failures: list[str], objects: list[Obj]) -> None:
+        self.failures = failures
+        self.objects = objects
+        count = f"{len(failures)} manifest{'s' if len(failures) != 1 else ''}"
+        super().__init__(f"{count} failed to load:\n" + "\n".join(f"  {f}" for f in failures))
+
+
+# --- YAML --------------------------------------------------------------------------------------
+
+
+class _ManifestDumper(_Dumper):
+    pass
+
+
+def _represent_str(dumper: _ManifestDumper, value: str) -> yaml.ScalarNode:
+    """Multi-line strings as blocks; strings that kubectl would read as something else when
+    unquoted (`n`, `0o755`) quoted."""
+    style = "|" if "\n" in value else ("'" if needs_quotes(value) else None)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ManifestDumper.add_representer(str, _represent_str)
+
+
+def to_yaml(obj: Obj) -> str:
+    return yaml.dump(
+        obj,
+        Dumper=_ManifestDumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+    )
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+Position = tuple[int, int, int]  # file, document, list item: orders failures as the files do
+
+
+@dataclass
+class _Doc:
+    source: str  # "dir/file.yaml (document 2)"
+    position: Position
+    obj: Obj
+    info: ResourceInfo | None = None
+    owners: list[_Doc] = field(default_factory=list)
+
+
+def manifest_files(path: Path, recursive: bool = False) -> list[Path]:
+    """A file, or the manifest files in a directory (sorted; hidden entries skipped); its
+    subdirectories too when `recursive` (like `kubectl apply -f DIR -R`)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    found = [
+        p
+        for p in (path.rglob("*") if recursive else path.glob("*"))
+        if p.suffix in MANIFEST_SUFFIXES
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    ]
+    return sorted(found, key=lambda p: p.relative_to(path).as_posix())
+
+
+def _read_documents(
+    file: Path, label: str, index: int, failures: list[tuple[Position, str]]
+) -> list[_Doc]:
+    try:
+        text = file.read_text(encoding="utf-8")
+        if file.suffix == ".json":
+            loaded: list[Any] = [json.loads(text)] if text.strip() else []
+        else:
+            loaded = load_documents(text, label)
+    except YamlError as e:
+        failures.append(((index, 0, 0), f"{label}: cannot be read: {e.reason}"))
+        return []
+    except (OSError, ValueError) as e:
+        failures.append(((index, 0, 0), f"{label}: cannot be read: {e}"))
+        return []
+    docs = []
+    for i, doc in enumerate(loaded, start=1):
+        where = f"{label} (document {i})"
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            failures.append(((index, i, 0), f"{where}: not a mapping but {type(doc).__name__}"))
+            continue
+        items = doc.get("items")
+        if str(doc.get("kind") or "").endswith("List") and isinstance(items, list):
+            for j, item in enumerate(items, start=1):
+                source = f"{label} (document {i}, item {j})"
+                if isinstance(item, dict):
+                    docs.append(_Doc(source, (index, i, j), clone(item)))
+                elif item is not None:
+                    failures.append(((index, i, j), f"{source}: not a mapping"))
+            continue
+        docs.append(_Doc(where, (index, i, 0), clone(doc)))
+    return docs
+
+
+def _kind_key(api_version: Any, kind: Any, namespace: str, name: Any) -> tuple[str, str, str, str]:
+    group, _ = split_api_version(str(api_version or ""))
+    return group, str(kind or ""), namespace, str(name or "")
+
+
+def _is_namespace(doc: _Doc) -> bool:
+    return doc.obj.get("apiVersion") == "v1" and doc.obj.get("kind") == "Namespace"
+
+
+def _is_crd(doc: _Doc) -> bool:
+    api_version = str(doc.obj.get("apiVersion") or "")
+    return (
+        api_version.startswith("apiextensions.k8s.io/")
+        and doc.obj.get("kind") == "CustomResourceDefinition"
+    )
+
+
+class _Loading:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.failures: list[tuple[Position, str]] = []
+        self.created: list[Obj] = []
+        self.uids: dict[tuple[str, str, str, str], str] = {}
+
+    def fail(self, doc: _Doc, error: Exception) -> None:
+        text = str(error) if isinstance(error, ApiError) else f"{type(error).__name__}: {error}"
+        self.failures.append((doc.position, f"{doc.source}: {identity(doc.obj)}: {text}"))
+
+    def prepare(self, doc: _Doc) -> bool:
+        """Discover the doc's resource and normalise its metadata; False (recorded) on error."""
+        obj = doc.obj
+        if not obj.get("apiVersion") or not obj.get("kind"):
+            self.fail(doc, ValueError("apiVersion and kind are required"))
+            return False
+        if not isinstance(obj.get("metadata", {}), dict):
+            self.fail(doc, ValueError("metadata must be a mapping"))
+            return False
+        try:
+            doc.info = self.cluster.discover(str(obj["apiVersion"]), str(obj["kind"]))
+        except ApiError as e:
+            self.fail(doc, e)
+            return False
+        meta = obj.setdefault("metadata", {})
+        for key in _IGNORED_ON_LOAD:
+            meta.pop(key, None)
+        if doc.info.namespaced:
+            meta["namespace"] = meta.get("namespace") or "default"
+        else:
+            meta.pop("namespace", None)
+        return True
+
+    def key_of(self, doc: _Doc) -> tuple[str, str, str, str]:
+        meta = metadata(doc.obj)
+        return _kind_key(
+            doc.obj["apiVersion"],
+            doc.obj["kind"],
+            str(meta.get("namespace") or ""),
+            meta.get("name"),
+        )
+
+    def resolve_owners(self, doc: _Doc) -> None:
+        """Point owner references at the owners' current uids: those created by this load, or
+        (for references without a uid) those found in the cluster."""
+        namespace = str(metadata(doc.obj).get("namespace") or "")
+        for ref in owner_references(doc.obj):
+            uid = next(
+                (
+                    self.uids[key]
+                    for ns in (namespace, "")
+                    if (
+                        key := _kind_key(
+                            ref.get("apiVersion"), ref.get("kind"), ns, ref.get("name")
+                        )
+                    )
+                    in self.uids
+                ),
+                None,
+            )
+            if uid is None and not ref.get("uid"):
+                uid = self._lookup_uid(ref, namespace)
+            if uid is not None:
+                ref["uid"] = uid
+
+    def _lookup_uid(self, ref: dict[str, Any], namespace: str) -> str | None:
+        try:
+            info = self.cluster.discover(
+                str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")
+            )
+            owner = self.cluster.get(
+                info, str(ref.get("name") or ""), namespace=namespace if info.namespaced else None
+            )
+        except ApiError:
+            return None
+        return str(metadata(owner).get("uid") or "") or None
+
+    def create(self, doc: _Doc) -> None:
+        info = doc.info
+        assert info is not None
+        obj = doc.obj
+        self.resolve_owners(doc)
+        status = obj.get("status")
+        try:
+            try:
+                created = self.cluster.create(info, obj)
+            except AlreadyExists:
+                if info.group_resource == builtin.NAMESPACES:
+                    created = self._merge_namespace(info, obj)
+                elif info.group_resource == builtin.CRDS:
+                    created = self._replace(info, obj)  # like kubectl apply: the manifest wins
+                else:
+                    raise
+            restore_status = (
+                info.has_status
+                and status is not None
+                and info.group_resource not in (builtin.NAMESPACES, builtin.CRDS)
+                and created.get("status") != status
+            )
+            if restore_status:
+                created = self.cluster.update_status(info, {**created, "status": status})
+        except ApiError as e:
+            self.fail(doc, e)
+            return
+        meta = metadata(created)
+        self.uids[self.key_of(doc)] = str(meta.get("uid") or "")
+        self.created.append(created)
+
+    def _replace(self, info: ResourceInfo, obj: Obj) -> Obj:
+        current = self.cluster.get(info, str(metadata(obj).get("name")))
+        wanted = {**clone(obj), "metadata": {**clone(metadata(obj)), "resourceVersion": ""}}
+        wanted["metadata"]["resourceVersion"] = metadata(current).get("resourceVersion")
+        return self.cluster.update(info, wanted)
+
+    def _merge_namespace(self, info: ResourceInfo, obj: Obj) -> Obj:
+        """A namespace that exists already (e.g. `default`) takes the manifest's labels and
+        annotations."""
+        current = self.cluster.get(info, str(metadata(obj).get("name")))
+        wanted = clone(current)
+        for key in ("labels", "annotations"):
+            if key in metadata(obj):
+                wanted["metadata"][key] = metadata(obj)[key]
+        if wanted == current:
+            return current
+        return self.cluster.update(info, wanted)
+
+
+def _owners_first(docs: list[_Doc]) -> list[_Doc]:
+    """Docs ordered so that owners (among them) come before their dependents."""
+    by_key: dict[tuple[str, str, str, str], _Doc] = {}
+    for doc in docs:
+        meta = metadata(doc.obj)
+        by_key.setdefault(
+            _kind_key(
+                doc.obj["apiVersion"],
+                doc.obj["kind"],
+                str(meta.get("namespace") or ""),
+                meta.get("name"),
+            ),
+            doc,
+        )
+    for doc in docs:
+        namespace = str(metadata(doc.obj).get("namespace") or "")
+        for ref in owner_references(doc.obj):
+            for ns in (namespace, ""):
+                owner = by_key.get(
+                    _kind_key(ref.get("apiVersion"), ref.get("kind"), ns, ref.get("name"))
+                )
+                if owner is not None and owner is not doc:
+                    doc.owners.append(owner)
+                    break
+    ordered: list[_Doc] = []
+    done: set[int] = set()
+    visiting: set[int] = set()
+
+    def visit(doc: _Doc) -> None:
+        if id(doc) in done or id(doc) in visiting:
+            return
+        visiting.add(id(doc))
+        for owner in doc.owners:
+            visit(owner)
+        visiting.discard(id(doc))
+        done.add(id(doc))
+        ordered.append(doc)
+
+    for doc in docs:
+        visit(doc)
+    return ordered
+
+
+def load_manifests(
+    cluster: Cluster, path: str | os.PathLike[str], *, recursive: bool = False
+) -> list[Obj]:
+    """Create every object in a manifest file or directory (`*.yaml`, `*.yml`, `*.json`,
+    multi-document, `kind: List` flattened). Namespaced objects without a namespace go to
+    `default`. Raises `ManifestError` listing every failure after loading all the rest; returns
+    the created objects."""
+    root = Path(path)
+    loading = _Loading(cluster)
+    docs: list[_Doc] = []
+    for index, file in enumerate(manifest_files(root, recursive)):
+        label = file.relative_to(root).as_posix() if root.is_dir() else str(file)
+        docs += _read_documents(file, label, index, loading.failures)
+    namespaces = [d for d in docs if _is_namespace(d)]
+    definitions = [d for d in docs if _is_crd(d)]
+    rest = [d for d in docs if not _is_namespace(d) and not _is_crd(d)]
+    for group in (namespaces, definitions):
+        for doc in group:
+            if loading.prepare(doc):
+                loading.create(doc)
+    prepared = [doc for doc in rest if loading.prepare(doc)]
+    for doc in _owners_first(prepared):
+        loading.create(doc)
+    if loading.failures:
+        raise ManifestError([text for _, text in sorted(loading.failures)], loading.created)
+    return loading.created
+
+
+# --- dumping -----------------------------------------------------------------------------------
+
+
+def dump_form(group_resource: str, obj: Obj) -> Obj:
+    """An object as a dump stores it: no server-owned metadata and no owner uids (a load sets
+    them again), no CRD status (the server computes it)."""
+    out: Obj = clone(obj)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for key in SERVER_METADATA:
+            meta.pop(key, None)
+        for ref in owner_references(out):
+            ref.pop("uid", None)
+    if group_resource == builtin.CRDS:
+        out.pop("status", None)
+    return out
+
+
+def dump_path(directory: Path, group_resource: str, obj: Obj) -> Path:
+    """`<namespace or _cluster>/<group_resource>/<name>.yaml` under `directory`."""
+    meta = metadata(obj)
+    return (
+        directory
+        / str(meta.get("namespace") or CLUSTER_DIR)
+        / group_resource
+        / f"{meta.get('name')}.yaml"
+    )
+
+
+_NOT_STATE = frozenset({"events", "events.events.k8s.io"})
+
+
+def dump_entries(
+    cluster: MemoryCluster, *, include_builtin_namespaces: bool = False
+) -> list[tuple[Path, Obj]]:
+    """(path relative to the dump's directory, object in dump form) for every object a dump
+    writes; the built-in namespaces (`default`, ...) only when asked. Events are a record of
+    the run, not state: they are left out."""
+    entries: list[tuple[Path, Obj]] = []
+    for group_resource, obj in cluster.objects_by_resource():
+        if group_resource in _NOT_STATE:
+            continue
+        if (
+            group_resource == builtin.NAMESPACES
+            and metadata(obj).get("name") in builtin.BUILTIN_NAMESPACES
+            and not include_builtin_namespaces
+        ):
+            continue
+        entries.append((dump_path(Path(), group_resource, obj), dump_form(group_resource, obj)))
+    return entries
+
+
+def dump_objects(
+    cluster: MemoryCluster,
+    directory: str | os.PathLike[str],
+    *,
+    include_builtin_namespaces: bool = False,
+) -> list[Path]:
+    """Write every object as YAML, one file per object (see `dump_path`), leaving files whose
+    content is unchanged untouched; removes nothing. Returns the paths of all objects' files.
+
+    A plain dump into a directory the caller owns (tests, tools): `reconcile --output-dir`
+    writes through `reconcile.runner.output_dir`, which also removes what its previous dump
+    wrote and this one did not, and never a file it did not write.
+    """
+    root = Path(directory)
+    written: list[Path] = []
+    for relative, obj in dump_entries(
+        cluster, include_builtin_namespaces=include_builtin_namespaces
+    ):
+        target = root / relative
+        text = to_yaml(obj)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written

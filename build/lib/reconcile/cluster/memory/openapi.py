@@ -1,0 +1,228 @@
+"""Built-in kinds checked against the official OpenAPI schemas of a Kubernetes release.
+
+The schemas are the ones the `kubernetes-validate` package ships (generated from each release's
+`swagger.json`, strict variant: objects list all their fields). One walk over an object does what
+the API server's decoder does to the fields it knows the types of:
+
+- unknown fields are dropped (the server's `fieldValidation=Warn`, the default for clients that
+  do not ask otherwise; with kubectl's `Strict` they would be refused) and reported as warnings;
+- a value of the wrong JSON type is refused with a 400, as the decoder refuses it;
+- quantities are parsed and stored in canonical form (`0.5` -> `500m`, `1024Mi` -> `1Gi`);
+- `null` fields are dropped (a Go field decoded from `null` is its zero value);
+- fields the schema marks required are reported when missing, and enum values are checked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from reconcile.cluster.memory import validation as v
+from reconcile.objects.quantity import canonical_quantity
+
+Schema = dict[str, Any]
+
+_PACKAGE = "kubernetes_validate"
+_SCHEMA_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
+_REF_PREFIX = "#/$defs/"
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+
+
+@lru_cache(maxsize=1)
+def schema_releases() -> tuple[str, ...]:
+    """The releases (`1.25`, ...) whose schemas are installed, oldest first."""
+    root = resources.files(_PACKAGE).joinpath("kubernetes-json-schema")
+    found: list[tuple[int, int]] = []
+    for entry in root.iterdir():
+        match = _SCHEMA_DIR.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), int(match.group(2))))
+    return tuple(f"{major}.{minor}" for major, minor in sorted(found))
+
+
+@dataclass
+class Outcome:
+    """What decoding an object against its schema found."""
+
+    pruned: list[str] = field(default_factory=list)  # unknown fields dropped, as paths
+    decode_errors: list[str] = field(default_factory=list)  # a 400: the body cannot be decoded
+    errors: list[v.FieldError] = field(default_factory=list)  # a 422: invalid field values
+
+
+class ReleaseSchemas:
+    """The schemas of one release, indexed by `(apiVersion, kind)`."""
+
+    def __init__(self, release: str) -> None:
+        self.release = release
+        self._defs = _definitions(release)
+        self._by_kind: dict[tuple[str, str], str] = {}
+        for name, schema in self._defs.items():
+            for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+                group, version = gvk.get("group", ""), gvk.get("version", "")
+                api_version = f"{group}/{version}" if group else version
+                if "metadata" in schema.get("properties", {}):
+                    self._by_kind.setdefault((api_version, gvk.get("kind", "")), name)
+
+    def defines(self, api_version: str, kind: str) -> bool:
+        return (api_version, kind) in self._by_kind
+
+    def decode(self, api_version: str, kind: str, obj: dict[str, Any]) -> Outcome:
+        """Walk `obj` (changed in place: pruned, quantities canonical, nulls dropped)."""
+        outcome = Outcome()
+        name = self._by_kind.get((api_version, kind))
+        if name is not None:
+            _Walk(self._defs, outcome).object(self._defs[name], obj, "", name)
+        return outcome
+
+
+@lru_cache(maxsize=4)
+def release_schemas(release: str) -> ReleaseSchemas:
+    return ReleaseSchemas(release)
+
+
+def _definitions(release: str) -> dict[str, Schema]:
+    path = (
+        resources.files(_PACKAGE)
+        .joinpath("kubernetes-json-schema")
+        .joinpath(f"v{release}.0-local-strict")
+        .joinpath("_definitions.json")
+    )
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    defs: dict[str, Schema] = loaded["$defs"]
+    return defs
+
+
+class _Walk:
+    def __init__(self, defs: dict[str, Schema], outcome: Outcome) -> None:
+        self.defs = defs
+        self.outcome = outcome
+
+    def resolve(self, schema: Schema) -> tuple[Schema, str | None]:
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and _REF_PREFIX in ref:
+            name = ref.split(_REF_PREFIX, 1)[1]
+            return self.defs.get(name, {}), name
+        return schema, None
+
+    def value(self, schema: Schema, value: Any, path: str, owner: str) -> Any:
+        """The decoded value (quantities canonical); problems go to the outcome."""
+        schema, name = self.resolve(schema)
+        if name == _QUANTITY:
+            return self.quantity(value, path)
+        if "oneOf" in schema:  # int-or-string
+            if not isinstance(value, str | int) or isinstance(value, bool):
+                self.type_error(value, path, owner, "intstr.IntOrString")
+            return value
+        types = _types(schema)
+        found = _json_type(value)
+        if types and found not in types and not ("number" in types and found == "integer"):
+            self.type_error(value, path, owner, _go_type(schema))
+            return value
+        if "enum" in schema and value not in schema["enum"] and path not in ("apiVersion", "kind"):
+            self.outcome.errors.append(v.unsupported(path, value, [str(e) for e in schema["enum"]]))
+        if isinstance(value, dict):
+            if "properties" in schema:
+                self.object(schema, value, path, name or owner)
+            elif isinstance(schema.get("additionalProperties"), dict):
+                item = schema["additionalProperties"]
+                for key in list(value):
+                    if value[key] is None:
+                        continue
+                    value[key] = self.value(item, value[key], f"{path}[{key}]", owner)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for index, item in enumerate(value):
+                if item is not None:
+                    value[index] = self.value(schema["items"], item, f"{path}[{index}]", owner)
+        return value
+
+    def object(self, schema: Schema, obj: dict[str, Any], path: str, owner: str) -> None:
+        properties: dict[str, Schema] = schema.get("properties", {})
+        closed = schema.get("additionalProperties") is False
+        for key in list(obj):
+            child_path = f"{path}.{key}" if path else key
+            if key not in properties:
+                if closed:
+                    del obj[key]
+                    self.outcome.pruned.append(child_path)
+                continue
+            if obj[key] is None:
+                del obj[key]
+                continue
+            obj[key] = self.value(properties[key], obj[key], child_path, owner)
+        for key in schema.get("required") or ():
+            if key not in obj and key not in ("apiVersion", "kind"):
+                self.outcome.errors.append(v.required(f"{path}.{key}" if path else key))
+
+    def quantity(self, value: Any, path: str) -> Any:
+        canonical = canonical_quantity(value)
+        if canonical is None:
+            self.outcome.decode_errors.append(
+                f"{path}: quantities must match the regular expression '{_QUANTITY_PATTERN}' "
+                f"(got {json.dumps(value)})"
+            )
+            return value
+        return canonical
+
+    def type_error(self, value: Any, path: str, owner: str, go_type: str) -> None:
+        struct = owner.rsplit(".", 1)[-1]
+        self.outcome.decode_errors.append(
+            f"json: cannot unmarshal {_GO_JSON_NAMES[_json_type(value)]} into Go struct field "
+            f"{struct}.{path} of type {go_type}"
+        )
+
+
+_GO_JSON_NAMES = {
+    "boolean": "bool",
+    "integer": "number",
+    "number": "number",
+    "string": "string",
+    "array": "array",
+    "object": "object",
+    "null": "null",
+}
+
+
+def _types(schema: Schema) -> set[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {str(t) for t in declared if t != "null"}
+    return set()
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value == int(value) else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _go_type(schema: Schema) -> str:
+    types = _types(schema)
+    fmt = schema.get("format")
+    if "integer" in types:
+        return str(fmt or "int")
+    if "number" in types:
+        return str(fmt or "float64")
+    if "boolean" in types:
+        return "bool"
+    if "string" in types:
+        return "string"
+    if "array" in types:
+        return "[]" + _go_type(schema.get("items") or {})
+    return "map[string]interface {}" if "additionalProperties" in schema else "struct"

@@ -1,0 +1,1 @@
+"""The reconcile engine: pure decisions about what to send to the cluster."""

@@ -1,0 +1,64 @@
+"""The plan: typed actions the engine decides and the runner executes (or only reports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
+from reconcile.objects.resource import ResourceInfo
+
+
+class ActionKind(StrEnum):
+    ADD_FINALIZER = "add-finalizer"
+    ADOPT = "adopt"
+    RELEASE = "release"
+    DELETE = "delete"
+    CREATE = "create"
+    UPDATE = "update"
+    STATUS = "status"
+    REMOVE_FINALIZER = "remove-finalizer"
+
+    @property
+    def verb(self) -> str:
+        """The API request this action sends."""
+        if self is ActionKind.CREATE:
+            return "create"
+        if self is ActionKind.DELETE:
+            return "delete"
+        if self is ActionKind.STATUS:
+            return "update-status"
+        return "update"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One mutating request: `before` is the observed object (None for a create), `after` the
+    object to send (None for a delete). `reason` says why, for reports."""
+
+    kind: ActionKind
+    resource: ResourceInfo
+    before: Obj | None
+    after: Obj | None
+    reason: str
+
+    @property
+    def target(self) -> Obj:
+        obj = self.after if self.after is not None else self.before
+        assert obj is not None, "an action has an object"
+        return obj
+
+    @property
+    def name(self) -> str:
+        return name_of(self.target)
+
+    @property
+    def namespace(self) -> str:
+        return namespace_of(self.target)
+
+    @property
+    def uid(self) -> str:
+        return uid_of(self.before) if self.before is not None else ""
+
+    def describe(self) -> str:
+        return f"{self.kind.value} {identity(self.target)}: {self.reason}"

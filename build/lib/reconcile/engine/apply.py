@@ -1,0 +1,309 @@
+"""Metacontroller's "apply": a convention-based three-way merge, like `kubectl apply`.
+
+The hook's desired child is merged into the observed child using the last applied state
+(kept in an annotation) to tell removed fields from fields that someone else set:
+
+* maps: keys that were applied last time but are no longer desired are removed, desired keys
+  are merged recursively, and keys only in observed (server defaults, other controllers) stay;
+* scalars, type changes and explicit nulls: desired wins;
+* lists are replaced by desired unless they look like list-maps: every item of the observed,
+  last-applied and desired lists is a map and all share a conventional key (`containerPort`,
+  `port`, `mountPath`, `name`, `uid`, `ip`, `path`, first match wins, and its values must be
+  unique within each list); list-map items merge by key like map entries;
+* lists of maps without such a key whose observed and desired lengths are equal merge item by
+  item (a StatefulSet's `volumeClaimTemplates`, tolerations): otherwise the fields the server
+  fills into each item would be taken away, and put back, on every pass;
+* values the server stores in another form with the same meaning (`semantic.py`: quantities,
+  dropped nulls, empty and zero values) keep the observed form, so they are no change;
+* server-owned metadata and the top-level `status` are never written.
+
+Everything here is pure and never mutates its arguments.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from reconcile.engine.semantic import Path, dropped_by_server, is_builtin, same_scalar
+from reconcile.objects.meta import Obj
+from reconcile.objects.secrets import fold_string_data
+
+LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration"
+
+SERVER_OWNED_METADATA: frozenset[str] = frozenset(
+    {
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    }
+)
+
+# The conventional merge keys of list-maps, in order of preference.
+_LIST_MAP_KEYS: tuple[str, ...] = (
+    "containerPort",
+    "port",
+    "mountPath",
+    "name",
+    "uid",
+    "ip",
+    "path",
+)
+
+
+def last_applied(observed: Obj) -> Obj | None:
+    """The object recorded in observed's annotation; None when absent or not valid JSON (then
+    the merge treats last-applied as empty, like kubectl does for objects it did not create)."""
+    meta = observed.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        return None
+    text = annotations.get(LAST_APPLIED_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def prepare_desired(desired: Obj) -> Obj:
+    """A deep copy of desired with status and server-owned metadata removed and the
+    last-applied annotation set to the compact JSON of that cleaned object (the annotation
+    itself excluded from the JSON). What a create sends."""
+    cleaned = _cleaned(desired)
+    _drop_last_applied(cleaned)
+    prepared = copy.deepcopy(cleaned)
+    _set_last_applied(prepared, _compact_json(cleaned))
+    return prepared
+
+
+def merge(observed: Obj, last: Obj | None, desired: Obj) -> Obj:
+    """The three-way merge above (no annotation handling)."""
+    result = copy.deepcopy(observed)
+    rules = _Rules(is_builtin(str(desired.get("apiVersion") or observed.get("apiVersion") or "")))
+    rules.merge_map(result, _cleaned(last or {}), _cleaned(desired), ())
+    return result
+
+
+def apply(observed: Obj, desired: Obj) -> Obj:
+    """What an update sends: merge(observed, last_applied(observed), cleaned desired) with the
+    last-applied annotation set to the new desired (as in prepare_desired). Never mutates its
+    arguments."""
+    cleaned = _cleaned(desired)
+    _drop_last_applied(cleaned)
+    last = last_applied(observed)
+    if last is not None:
+        _drop_last_applied(last)  # a fresh object from json.loads: ours to change
+    result = merge(observed, last, cleaned)
+    _set_last_applied(result, _compact_json(cleaned))
+    return result
+
+
+def needs_update(observed: Obj, applied: Obj) -> bool:
+    """False when `applied` equals `observed` (so no request is sent)."""
+    return not json_equal(observed, applied)
+
+
+def diff_paths(before: Obj, after: Obj) -> list[str]:
+    """Dotted paths of the leaves that differ (for messages/tests), sorted.
+
+    List items are written `[index]`; a key that is not a plain word (it holds `.`, `[`, `]`
+    or `"`, or is empty) is written `["key"]`. A key present on one side only, or a value whose
+    type changed, is reported once at its own path.
+    """
+    paths: list[str] = []
+    _diff("", before, after, paths)
+    return sorted(paths)
+
+
+# --- merging ---------------------------------------------------------------------------
+
+
+class _Rules:
+    """The merge for one object; `builtin` selects the server's rules for built-in kinds."""
+
+    def __init__(self, builtin: bool) -> None:
+        self.builtin = builtin
+
+    def merge_value(self, observed: Any, last: Any, desired: Any, path: Path) -> Any:
+        """Merge one value; `observed` is a private copy and may be changed in place."""
+        if isinstance(observed, dict) and isinstance(desired, dict):
+            return self.merge_map(observed, last if isinstance(last, dict) else {}, desired, path)
+        if isinstance(observed, list) and isinstance(desired, list):
+            return self.merge_list(observed, last if isinstance(last, list) else [], desired, path)
+        scalars = not isinstance(desired, dict | list) and not isinstance(observed, dict | list)
+        if scalars and same_scalar(path, observed, desired, builtin=self.builtin):
+            return observed  # stored in another form with the same meaning
+        return copy.deepcopy(desired)
+
+    def merge_map(
+        self, observed: dict[str, Any], last: dict[str, Any], desired: dict[str, Any], path: Path
+    ) -> dict[str, Any]:
+        for key in last:
+            if key not in desired:
+                observed.pop(key, None)
+        for key, value in desired.items():
+            if key not in observed and dropped_by_server(key, value, self.builtin):
+                continue  # the server would store nothing: adding it is no change
+            observed[key] = self.merge_value(observed.get(key), last.get(key), value, (*path, key))
+        return observed
+
+    def merge_list(
+        self, observed: list[Any], last: list[Any], desired: list[Any], path: Path
+    ) -> list[Any]:
+        key = _list_map_key(observed, last, desired)
+        if key is None:
+            if _positional(observed, desired):
+                return [
+                    self.merge_map(o, last[i] if _map_at(last, i) else {}, d, (*path, i))
+                    for i, (o, d) in enumerate(zip(observed, desired, strict=True))
+                ]
+            return copy.deepcopy(desired)
+        observed_items = {_key_value(item, key): item for item in observed}
+        last_items = {_key_value(item, key): item for item in last}
+        desired_items = {_key_value(item, key): item for item in desired}
+        # The observed order for what is left, then the new items in desired order.
+        order = [*observed_items, *desired_items]
+        for k in last_items:
+            if k not in desired_items:
+                observed_items.pop(k, None)
+        for k, item in desired_items.items():
+            observed_items[k] = self.merge_value(
+                observed_items.get(k), last_items.get(k), item, (*path, k)
+            )
+        result: list[Any] = []
+        seen: set[str] = set()
+        for k in order:
+            if k in observed_items and k not in seen:
+                seen.add(k)
+                result.append(observed_items[k])
+        return result
+
+
+def _positional(observed: list[Any], desired: list[Any]) -> bool:
+    """Lists of maps of one length merge item by item when no key tells items apart."""
+    return (
+        len(observed) == len(desired) > 0
+        and all(isinstance(item, dict) for item in observed)
+        and all(isinstance(item, dict) for item in desired)
+    )
+
+
+def _map_at(items: list[Any], index: int) -> bool:
+    return index < len(items) and isinstance(items[index], dict)
+
+
+def _list_map_key(*lists: list[Any]) -> str | None:
+    """The merge key when the lists look like one list-map, else None (then desired replaces).
+
+    Every item must be a map; the key is the first conventional key that every item has and
+    whose values are unique within each list (a key that does not tell items apart, such as
+    `containerPort` for a port opened for both TCP and UDP, is skipped: merging by it would
+    lose items).
+    """
+    items = [item for items in lists for item in items]
+    if not items or not all(isinstance(item, dict) for item in items):
+        return None
+    for key in _LIST_MAP_KEYS:
+        if all(key in item for item in items) and all(_unique(items, key) for items in lists):
+            return key
+    return None
+
+
+def _unique(items: list[dict[str, Any]], key: str) -> bool:
+    values = [_key_value(item, key) for item in items]
+    return len(set(values)) == len(values)
+
+
+def _key_value(item: dict[str, Any], key: str) -> str:
+    """A list-map item's key, compared as JSON (so 80 and "80" are different keys)."""
+    return _compact_json(item[key])
+
+
+# --- cleaning and the annotation -------------------------------------------------------
+
+
+def _cleaned(obj: Obj) -> Obj:
+    """A deep copy without the top-level status and without server-owned metadata, in the
+    form the server stores (a Secret's stringData folded into data)."""
+    obj = fold_string_data(obj)
+    cleaned = {key: copy.deepcopy(value) for key, value in obj.items() if key != "status"}
+    meta = cleaned.get("metadata")
+    if isinstance(meta, dict):
+        for field in SERVER_OWNED_METADATA:
+            meta.pop(field, None)
+    return cleaned
+
+
+def _drop_last_applied(obj: Obj) -> None:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(LAST_APPLIED_ANNOTATION, None)
+
+
+def _set_last_applied(obj: Obj, text: str) -> None:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    annotations[LAST_APPLIED_ANNOTATION] = text
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+# --- comparing -------------------------------------------------------------------------
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: `True` is not `1`, but `1` is `1.0` (JSON has one number type)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return False
+    return bool(a == b)
+
+
+def _diff(path: str, before: Any, after: Any, out: list[str]) -> None:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in before.keys() | after.keys():
+            child = _child_path(path, key)
+            if key in before and key in after:
+                _diff(child, before[key], after[key], out)
+            else:
+                out.append(child)
+    elif isinstance(before, list) and isinstance(after, list):
+        for index in range(max(len(before), len(after))):
+            child = f"{path}[{index}]"
+            if index < len(before) and index < len(after):
+                _diff(child, before[index], after[index], out)
+            else:
+                out.append(child)
+    elif not json_equal(before, after):
+        out.append(path)
+
+
+def _child_path(path: str, key: Any) -> str:
+    text = str(key)
+    if not text or any(c in text for c in '.[]"'):
+        return f"{path}[{json.dumps(text)}]"
+    return f"{path}.{text}" if path else text

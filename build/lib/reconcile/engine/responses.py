@@ -1,0 +1,140 @@
+"""Hook responses, validated into typed values; problems name the field in the response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconcile.objects.meta import Obj
+from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+
+
+class ResponseError(ValueError):
+    """A hook answered with something unusable; `problems` lists each one."""
+
+    def __init__(self, hook: str, problems: list[str]) -> None:
+        super().__init__(f"{hook} hook response: " + "; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class SyncResponse:
+    status: dict[str, Any] | None = None
+    children: list[Obj] = field(default_factory=list)
+    resync_after: float | None = None
+    finalized: bool = False
+
+
+def _number(data: dict[str, Any], key: str, problems: list[str]) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        problems.append(f"{key}: must be a number of seconds >= 0, not {value!r}")
+        return None
+    return float(value)
+
+
+def parse_sync_response(data: dict[str, Any], hook: str = "sync") -> SyncResponse:
+    problems: list[str] = []
+    status = data.get("status")
+    if status is not None and not isinstance(status, dict):
+        problems.append(f"status: must be an object or null, not {type(status).__name__}")
+        status = None
+    raw_children = data.get("children")
+    if raw_children is None:
+        raw_children = []
+    if not isinstance(raw_children, list):
+        problems.append("children: must be a list of objects")
+        raw_children = []
+    children: list[Obj] = []
+    for i, child in enumerate(raw_children):
+        where = f"children[{i}]"
+        if not isinstance(child, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        for key in ("apiVersion", "kind"):
+            if not isinstance(child.get(key), str) or not child.get(key):
+                problems.append(f"{where}.{key}: is required")
+        meta = child.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            problems.append(f"{where}.metadata.name: is required")
+        children.append(child)
+    finalized = data.get("finalized")
+    if finalized is None:  # absent or null: not finalized (as Go's JSON decoding reads it)
+        finalized = False
+    if not isinstance(finalized, bool):
+        problems.append(f"finalized: must be true or false, not {finalized!r}")
+        finalized = False
+    resync_after = _number(data, "resyncAfterSeconds", problems)
+    if problems:
+        raise ResponseError(hook, problems)
+    return SyncResponse(
+        status=status, children=children, resync_after=resync_after, finalized=finalized
+    )
+
+
+@dataclass(frozen=True)
+class RelatedRule:
+    """From the customize hook: objects the sync hook wants to see without owning them."""
+
+    api_version: str
+    resource: str
+    selector: LabelSelector | None = None  # set: by label selector
+    namespace: str | None = None  # set with names: by name
+    names: tuple[str, ...] = ()
+
+
+def parse_customize_response(data: dict[str, Any]) -> list[RelatedRule]:
+    problems: list[str] = []
+    raw = data.get("relatedResources")
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        raise ResponseError("customize", ["relatedResources: must be a list"])
+    rules: list[RelatedRule] = []
+    for i, item in enumerate(raw):
+        where = f"relatedResources[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        api_version, resource = item.get("apiVersion"), item.get("resource")
+        if not isinstance(api_version, str) or not api_version:
+            problems.append(f"{where}.apiVersion: is required")
+        if not isinstance(resource, str) or not resource:
+            problems.append(f"{where}.resource: is required")
+        by_selector = "labelSelector" in item and item["labelSelector"] is not None
+        by_name = item.get("namespace") is not None or item.get("names") is not None
+        if by_selector and by_name:
+            problems.append(f"{where}: labelSelector and namespace/names are exclusive")
+            continue
+        names = item.get("names") or []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            problems.append(f"{where}.names: must be a list of strings")
+            continue
+        namespace = item.get("namespace")
+        if namespace is not None and not isinstance(namespace, str):
+            problems.append(f"{where}.namespace: must be a string")
+            continue
+        selector: LabelSelector | None = None
+        if by_selector or not by_name:
+            try:
+                selector = label_selector_from_spec(
+                    item.get("labelSelector"), f"{where}.labelSelector"
+                )
+            except SelectorError as exc:
+                problems.append(str(exc))
+                continue
+        if isinstance(api_version, str) and isinstance(resource, str):
+            rules.append(
+                RelatedRule(
+                    api_version=api_version,
+                    resource=resource,
+                    selector=selector,
+                    namespace=namespace or None,
+                    names=tuple(names),
+                )
+            )
+    if problems:
+        raise ResponseError("customize", problems)
+    return rules

@@ -1,0 +1,538 @@
+"""Rolling updates for one parent: which revision each child belongs to, which child moves to
+the latest revision next, and the ControllerRevision writes that record it.
+
+Two steps, with the runner's hook calls in between:
+
+1. `plan_revisions`: the latest revision (the parent's rolling fields now) and the live
+   revisions (the latest, and older ones that still have children); for each, the parent as the
+   sync hook must see it.
+2. `plan_rollout`: from each live revision's desired children, the observed children and the
+   child rules: the revision writes (to execute BEFORE any child action), the desired children
+   to hand to `composite.plan_parent` (each from the revision it belongs to), the parent's
+   `Updated` condition and a summary.
+
+Rules (Metacontroller's, level-triggered: every decision is made from the observed state and
+the revisions alone):
+
+* Only child types with a Rolling method are tracked in revisions; every other child follows
+  the latest revision at once.
+* A child listed in a revision belongs to it (the latest wins over older ones, newer older ones
+  over older ones). A child listed nowhere belongs to the latest: new children are created
+  there. A child the latest revision no longer desires is dropped from every revision (and
+  deleted, wherever it is). A child deleted by someone else is recreated at its own revision.
+* At most one child moves to the latest revision per call (children that already match the
+  latest desired state move for free, they are not touched), and only when every child already
+  on the latest revision exists, is up to date and ready. Children move in order of child type,
+  then name (digits compared as numbers: web-2 before web-10), except that a child already
+  disrupted on an older revision (missing, being deleted, not updated or not ready there) goes
+  first, so that a parent change mid-rollout never takes a second child down.
+* A move is written to the revisions before the child is touched, so a run killed in between
+  finds the child on the latest revision but not updated: that child blocks every further move
+  until it has been updated, and its desired state now comes from the latest revision.
+* When the parent changes mid-rollout, the new latest revision takes children from any older
+  revision; intermediate revisions are never rolled through, and deleted once empty.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from reconcile.api.composite import UpdateMethod
+from reconcile.engine import apply
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.composite import ChildType, PlanError
+from reconcile.engine.responses import SyncResponse
+from reconcile.engine.revisions import (
+    REVISION_RESOURCE,
+    GroupKind,
+    Revision,
+    RevisionError,
+    parent_patch,
+    patched_parent,
+    readiness_problem,
+    revision_name,
+)
+from reconcile.objects.meta import Obj, is_deleting, metadata, uid_of
+from reconcile.objects.resource import ResourceInfo
+
+UPDATED_CONDITION = "Updated"
+
+# Desired or observed children of one parent: child type key -> relative name -> object.
+ChildMap = Mapping[str, Mapping[str, Obj]]
+
+
+class RolloutReason(StrEnum):
+    ON_LATEST = "OnLatestRevision"
+    PROGRESSING = "RolloutProgressing"
+    WAITING = "RolloutWaiting"
+
+
+# -- step 1: the revisions ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveRevision:
+    """A revision the sync hook is called for, with the parent as the hook sees it (the
+    parent's rolling fields replaced by the revision's patch)."""
+
+    revision: Revision
+    parent: Obj
+    latest: bool
+
+    @property
+    def name(self) -> str:
+        return self.revision.name
+
+
+@dataclass(frozen=True)
+class RevisionPlan:
+    parent: Obj
+    parent_resource: ResourceInfo
+    field_paths: tuple[str, ...]
+    selector_labels: dict[str, str]
+    live: tuple[LiveRevision, ...]  # the latest first, then older ones, newest first
+    retired: tuple[Revision, ...]  # observed but not live: plan_rollout deletes them
+
+    @property
+    def latest(self) -> Revision:
+        return self.live[0].revision
+
+    def hook_parents(self) -> dict[str, Obj]:
+        """Revision name -> the `parent` of that revision's sync request."""
+        return {live.name: live.parent for live in self.live}
+
+
+def _rolling_group_kinds(child_types: Sequence[ChildType]) -> set[GroupKind]:
+    return {
+        (t.resource.group, t.resource.kind) for t in child_types if t.rule.update_method.rolling
+    }
+
+
+def _newest_first(revisions: list[Revision]) -> list[Revision]:
+    by_name = sorted(revisions, key=lambda r: r.name)
+    return sorted(
+        by_name,
+        key=lambda r: str(metadata(r.raw or {}).get("creationTimestamp") or ""),
+        reverse=True,
+    )
+
+
+def plan_revisions(
+    parent: Obj,
+    parent_resource: ResourceInfo,
+    field_paths: Sequence[str],
+    observed_revisions: Sequence[Obj],
+    child_types: Sequence[ChildType],
+    selector_labels: Mapping[str, str],
+) -> RevisionPlan:
+    """The latest revision (observed with the same name, or with an equal patch, or new) and
+    the live revisions: the latest, then every older one that still has a child of a rolling
+    type not listed in a newer one. Observed revisions with the latest's patch are merged into
+    it; they and the ones left without children are `retired`. A malformed revision is a
+    PlanError: nothing is changed for the parent rather than losing its progress."""
+    paths = tuple(field_paths) or ("spec",)
+    patch = parent_patch(parent, paths)
+    name = revision_name(parent_resource, uid_of(parent), patch)
+    try:
+        parsed = [Revision.from_object(obj) for obj in observed_revisions]
+    except RevisionError as exc:
+        raise PlanError(parent, [str(exc)]) from exc
+
+    exact = [r for r in parsed if r.name == name]
+    equal = sorted(
+        (r for r in parsed if r.name != name and apply.json_equal(r.patch, patch)),
+        key=lambda r: r.name,
+    )
+    if exact:
+        latest, duplicates = exact[0], equal
+    elif equal:
+        latest, duplicates = equal[0], equal[1:]
+    else:
+        latest, duplicates = Revision.new(parent_resource, parent, patch), []
+    merged: dict[GroupKind, list[str]] = {}
+    for revision in (latest, *duplicates):
+        for group_kind, names in revision.children.items():
+            merged.setdefault(group_kind, []).extend(names)
+    latest = latest.with_children(merged)
+
+    rolling = _rolling_group_kinds(child_types)
+    seen = {(gk, n) for gk, names in latest.children.items() if gk in rolling for n in names}
+    live = [LiveRevision(latest, parent, latest=True)]
+    retired = list(duplicates)
+    skip = {latest.name, *(r.name for r in duplicates)}
+    for revision in _newest_first([r for r in parsed if r.name not in skip]):
+        own = {
+            (gk, n)
+            for gk, names in revision.children.items()
+            if gk in rolling
+            for n in names
+            if (gk, n) not in seen
+        }
+        if own:
+            seen |= own
+            live.append(
+                LiveRevision(revision, patched_parent(parent, revision.patch, paths), latest=False)
+            )
+        else:
+            retired.append(revision)
+    return RevisionPlan(
+        parent=parent,
+        parent_resource=parent_resource,
+        field_paths=paths,
+        selector_labels=dict(selector_labels),
+        live=tuple(live),
+        retired=tuple(sorted(retired, key=lambda r: r.name)),
+    )
+
+
+# -- step 2: the rollout --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class ChildRef:
+    key: str  # the child type key, e.g. `Pod.v1`
+    kind: str
+    name: str  # the relative name
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Move:
+    """A child recorded on the latest revision by this decision. `method` is how
+    composite.plan_parent changes it (InPlace: updated now; Recreate: deleted now, created on
+    a later pass); `changed` is False when it already matched and is not touched."""
+
+    child: ChildRef
+    from_revision: str
+    to_revision: str
+    method: UpdateMethod
+    changed: bool = True
+
+
+@dataclass(frozen=True)
+class RevisionSummary:
+    name: str
+    latest: bool
+    children: tuple[str, ...]  # `Pod web-0`, after this decision
+    write: str | None = None  # create / update / delete, or None
+
+
+@dataclass(frozen=True)
+class RolloutSummary:
+    """What a report shows of a parent's rollout."""
+
+    latest: str
+    revisions: tuple[RevisionSummary, ...]
+    on_latest: int  # children of rolling types recorded on the latest revision
+    total: int  # children of rolling types
+    moved: tuple[str, ...]
+    waiting: str | None = None
+
+    def describe(self) -> str:
+        text = f"{self.on_latest}/{self.total} children on revision {self.latest}"
+        if self.moved:
+            text += "; moving " + ", ".join(self.moved)
+        if self.waiting:
+            text += f"; {self.waiting}"
+        return text
+
+
+@dataclass
+class RolloutPlan:
+    """One rollout decision. Execute `writes` first, in order, and stop at the first failure;
+    only then the child actions that `composite.plan_parent` derives from `desired` (with the
+    child types of `apply_child_types`)."""
+
+    latest: str
+    writes: list[Action]
+    desired: dict[str, dict[str, Obj]]  # child type key -> relative name -> desired object
+    owners: dict[str, dict[str, str]]  # rolling child type key -> relative name -> revision
+    moves: list[Move]
+    condition: dict[str, str]
+    summary: RolloutSummary
+    waits: list[str] = field(default_factory=list)
+
+
+def effective_method(method: UpdateMethod) -> UpdateMethod:
+    """How composite.plan_parent changes a child of a rolling type: the rollout picks which
+    revision's desired state it gets; changing it is then an in-place update or a recreate."""
+    if method is UpdateMethod.ROLLING_IN_PLACE:
+        return UpdateMethod.IN_PLACE
+    if method is UpdateMethod.ROLLING_RECREATE:
+        return UpdateMethod.RECREATE
+    return method
+
+
+def apply_child_types(child_types: Sequence[ChildType]) -> tuple[ChildType, ...]:
+    """The child types to plan a rollout's children with (Rolling* -> InPlace / Recreate)."""
+    return tuple(
+        ChildType(
+            dataclasses.replace(t.rule, update_method=effective_method(t.rule.update_method)),
+            t.resource,
+        )
+        for t in child_types
+    )
+
+
+def _natural(name: str) -> tuple[list[Any], str]:
+    parts: list[Any] = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+    return parts, name
+
+
+def _up_to_date(observed: Obj, desired: Obj) -> bool:
+    return not apply.needs_update(observed, apply.apply(observed, desired))
+
+
+def _names(revision: Revision, kinds: Mapping[GroupKind, str]) -> list[str]:
+    return [
+        f"{kind} {name}"
+        for (group, kind), names in revision.children.items()
+        if (group, kind) in kinds
+        for name in names
+    ]
+
+
+def _change(before: Revision, after: Revision) -> str:
+    def listed(revision: Revision) -> set[tuple[str, str]]:
+        return {(kind, n) for (_, kind), names in revision.children.items() for n in names}
+
+    old, new = listed(before), listed(after)
+    changes = [f"+{k} {n}" for k, n in sorted(new - old)] + [
+        f"-{k} {n}" for k, n in sorted(old - new)
+    ]
+    return "children " + ", ".join(changes) if changes else "labels and owner reference"
+
+
+def plan_rollout(
+    revisions: RevisionPlan,
+    desired: Mapping[str, ChildMap],
+    observed_children: ChildMap,
+    child_types: Sequence[ChildType],
+    *,
+    move_unchanged: bool = True,
+    revision_resource: ResourceInfo = REVISION_RESOURCE,
+) -> RolloutPlan:
+    """The rollout decision (see the module's rules). `desired` maps each live revision's name
+    to its sync response's children (child type key -> relative name -> validated object);
+    `observed_children` are the children the parent holds, keyed the same way.
+    `move_unchanged=False` moves even children that already match one at a time."""
+    missing = [live.name for live in revisions.live if live.name not in desired]
+    if missing:
+        raise ValueError(f"no desired children for revision(s) {', '.join(missing)}")
+    latest = revisions.latest.name
+    order = {t.key: i for i, t in enumerate(child_types)}
+    rolling = {t.key: t for t in child_types if t.rule.update_method.rolling}
+    by_group_kind: dict[GroupKind, ChildType] = {}
+    for t in child_types:
+        by_group_kind.setdefault((t.resource.group, t.resource.kind), t)
+
+    def wanted(revision: str, key: str) -> Mapping[str, Obj]:
+        return desired[revision].get(key) or {}
+
+    def observed(key: str, name: str) -> Obj | None:
+        return (observed_children.get(key) or {}).get(name)
+
+    def ref(key: str, name: str) -> ChildRef:
+        return ChildRef(key, rolling[key].resource.kind, name)
+
+    def ordered(keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        return sorted(keys, key=lambda k: (order[k[0]], _natural(k[1])))
+
+    # Which revision each child of a rolling type belongs to.
+    owners: dict[tuple[str, str], str] = {}
+    for live in revisions.live:
+        for group_kind, names in live.revision.children.items():
+            child_type = by_group_kind.get(group_kind)
+            if child_type is None or child_type.key not in rolling:
+                continue
+            for name in names:
+                child = (child_type.key, name)
+                if (
+                    child not in owners
+                    and name in wanted(latest, child_type.key)
+                    and name in wanted(live.name, child_type.key)
+                ):
+                    owners[child] = live.name
+    for key in rolling:
+        for name in wanted(latest, key):
+            owners.setdefault((key, name), latest)
+
+    moves: list[Move] = []
+
+    def move(child: tuple[str, str], changed: bool) -> None:
+        method = effective_method(rolling[child[0]].rule.update_method)
+        moves.append(Move(ref(*child), owners[child], latest, method, changed))
+        owners[child] = latest
+
+    pending = ordered([c for c, r in owners.items() if r != latest])
+    if move_unchanged:
+        for child in pending:
+            current = observed(*child)
+            if (
+                current is not None
+                and not is_deleting(current)
+                and _up_to_date(current, wanted(latest, child[0])[child[1]])
+            ):
+                move(child, changed=False)
+        pending = [c for c in pending if owners[c] != latest]
+
+    def problem(child: tuple[str, str]) -> str | None:
+        """What the child lacks at the revision it belongs to, or None when it is settled."""
+        key, name = child
+        current = observed(key, name)
+        rule = rolling[key].rule
+        if (
+            current is not None
+            and not is_deleting(current)
+            and not _up_to_date(current, wanted(owners[child], key)[name])
+        ):
+            return "to be updated"
+        return readiness_problem(current, rule.update_method, rule.status_checks)
+
+    # The gate: every child already on the latest revision exists, is updated and ready.
+    blocker: str | None = None
+    for child in ordered([c for c, r in owners.items() if r == latest]):
+        found = problem(child)
+        if found is not None:
+            blocker = f"waiting for {ref(*child).describe()} {found}"
+            break
+
+    waits: list[str] = []
+    if not pending:
+        condition = _condition(RolloutReason.ON_LATEST, f"latest ControllerRevision: {latest}")
+    elif blocker is not None:
+        condition = _condition(RolloutReason.WAITING, blocker)
+        waits.append(blocker)
+    else:
+        # A child that is already disrupted at its older revision (e.g. mid-update on a
+        # revision the parent has since left) goes first: it is down anyway, and moving
+        # another one would take a second child down.
+        chosen = next((c for c in pending if problem(c) is not None), pending[0])
+        move(chosen, changed=True)
+        condition = _condition(RolloutReason.PROGRESSING, f"updating {ref(*chosen).describe()}")
+
+    # The revisions after this decision, and the writes that get them there.
+    children: dict[str, dict[GroupKind, list[str]]] = {live.name: {} for live in revisions.live}
+    for (key, name), revision in owners.items():
+        group_kind = (rolling[key].resource.group, rolling[key].resource.kind)
+        children[revision].setdefault(group_kind, []).append(name)
+    after = {live.name: live.revision.with_children(children[live.name]) for live in revisions.live}
+    writes, written = _writes(revisions, after, revision_resource)
+
+    out: dict[str, dict[str, Obj]] = {}
+    owner_map: dict[str, dict[str, str]] = {}
+    for t in child_types:
+        if t.key in rolling:
+            mine = ordered([c for c in owners if c[0] == t.key])
+            out[t.key] = {name: wanted(owners[(key, name)], key)[name] for key, name in mine}
+            owner_map[t.key] = {name: owners[(key, name)] for key, name in mine}
+        else:
+            out[t.key] = dict(wanted(latest, t.key))
+
+    kinds = {(t.resource.group, t.resource.kind): t.resource.kind for t in rolling.values()}
+    summaries = [
+        RevisionSummary(name, name == latest, tuple(_names(rev, kinds)), written.get(name))
+        for name, rev in after.items()
+    ] + [RevisionSummary(r.name, False, (), "delete") for r in revisions.retired]
+    summary = RolloutSummary(
+        latest=latest,
+        revisions=tuple(summaries),
+        on_latest=sum(1 for r in owners.values() if r == latest),
+        total=len(owners),
+        moved=tuple(m.child.describe() for m in moves),
+        waiting=blocker if pending else None,
+    )
+    return RolloutPlan(
+        latest=latest,
+        writes=writes,
+        desired=out,
+        owners=owner_map,
+        moves=moves,
+        condition=condition,
+        summary=summary,
+        waits=waits,
+    )
+
+
+def _condition(reason: RolloutReason, message: str) -> dict[str, str]:
+    status = "True" if reason is RolloutReason.ON_LATEST else "False"
+    return {"type": UPDATED_CONDITION, "status": status, "reason": reason.value, "message": message}
+
+
+def _writes(
+    revisions: RevisionPlan, after: Mapping[str, Revision], resource: ResourceInfo
+) -> tuple[list[Action], dict[str, str]]:
+    """In order: the latest revision (create / update), older ones that changed (update), then
+    the deletes of older ones left without children and of retired ones (never the latest)."""
+    parent, labels = revisions.parent, revisions.selector_labels
+    first: list[Action] = []
+    updates: list[Action] = []
+    deletes: list[Action] = []
+    written: dict[str, str] = {}
+    for live in revisions.live:
+        before, now = live.revision, after[live.name]
+        obj = now.to_object(parent, revisions.parent_resource, labels)
+        if before.raw is None:
+            paths = ", ".join(revisions.field_paths)
+            first.append(
+                Action(ActionKind.CREATE, resource, None, obj, f"the parent's new {paths}")
+            )
+            written[live.name] = "create"
+        elif not live.latest and not now.children:
+            deletes.append(
+                Action(ActionKind.DELETE, resource, before.raw, None, "no children left")
+            )
+            written[live.name] = "delete"
+        elif not apply.json_equal(obj, before.raw):
+            action = Action(ActionKind.UPDATE, resource, before.raw, obj, _change(before, now))
+            (first if live.latest else updates).append(action)
+            written[live.name] = "update"
+    for revision in revisions.retired:
+        assert revision.raw is not None, "retired revisions were observed"
+        reason = (
+            "the latest revision's patch: merged into it"
+            if apply.json_equal(revision.patch, revisions.latest.patch)
+            else "no children left"
+        )
+        deletes.append(Action(ActionKind.DELETE, resource, revision.raw, None, reason))
+    return first + updates + deletes, written
+
+
+# -- the merged response --------------------------------------------------------------------
+
+
+def set_condition(status: Mapping[str, Any] | None, condition: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of status with the condition replacing the one of the same type (or added)."""
+    result = copy.deepcopy(dict(status or {}))
+    conditions = result.get("conditions")
+    if not isinstance(conditions, list):
+        conditions = []
+    kept = [
+        c for c in conditions if not (isinstance(c, dict) and c.get("type") == condition["type"])
+    ]
+    result["conditions"] = [*kept, dict(condition)]
+    return result
+
+
+def rollout_response(plan: RolloutPlan, responses: Mapping[str, SyncResponse]) -> SyncResponse:
+    """One sync response for composite.plan_parent: the latest revision's status with the
+    `Updated` condition, the rollout's desired children, the smallest positive
+    resyncAfterSeconds of all revisions, finalized only when every revision says so."""
+    latest = responses[plan.latest]
+    resyncs = [r.resync_after for r in responses.values() if r.resync_after]
+    return SyncResponse(
+        status=set_condition(latest.status, plan.condition),
+        children=[
+            copy.deepcopy(obj) for objects in plan.desired.values() for obj in objects.values()
+        ],
+        resync_after=min(resyncs) if resyncs else None,
+        finalized=all(r.finalized for r in responses.values()),
+    )

@@ -1,0 +1,108 @@
+"""Git credentials, from the environment only (a mounted Secret in a CronJob, a CI secret):
+never from the command line, never into a URL, a log, a report or an error message.
+
+| Variable | Meaning |
+|---|---|
+| `RECONCILE_GIT_TOKEN` | An HTTPS token (GitHub, GitLab, ...), sent as HTTP basic auth. |
+| `RECONCILE_GIT_TOKEN_FILE` | A file holding that token (for a mounted Secret). |
+| `RECONCILE_GIT_USERNAME` | The basic-auth user for the token (default `x-access-token`). |
+| `RECONCILE_GIT_SSH_KEY_FILE` | A private key for `ssh://` and `git@host:path` URLs. |
+| `RECONCILE_GIT_KNOWN_HOSTS` | The known-hosts file SSH checks hosts against (strictly). |
+
+A user and password written into an HTTPS URL are taken out of it the same way: git is given
+the URL without them and the credential as a header through its environment (so it is not on
+any process's command line either), and every form of it is scrubbed from output.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from reconcile.secret_values import remember_credential
+
+DEFAULT_USERNAME = "x-access-token"
+
+
+class CredentialError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository URL as git is given it (no credentials) and as people are shown it."""
+
+    url: str  # what git fetches from (no userinfo)
+    env: dict[str, str] = field(default_factory=dict)  # credentials for git, if any
+
+    @property
+    def display(self) -> str:
+        return self.url
+
+
+def remote(url: str, environ: Mapping[str, str] | None = None) -> Remote:
+    """The URL without credentials, and the environment that gives them to git."""
+    environ = os.environ if environ is None else environ
+    plain, user, password = _split_userinfo(url)
+    token = environ.get("RECONCILE_GIT_TOKEN", "")
+    token_file = environ.get("RECONCILE_GIT_TOKEN_FILE", "")
+    if token_file and not token:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise CredentialError(
+                f"RECONCILE_GIT_TOKEN_FILE: cannot read {token_file}: {exc.strerror}"
+            ) from exc
+    env: dict[str, str] = {
+        "GIT_TERMINAL_PROMPT": "0",  # never wait for a password on a terminal
+        "GIT_ASKPASS": "true",
+        "SSH_ASKPASS": "true",
+    }
+    if password or token:
+        secret = password or token
+        login = user or environ.get("RECONCILE_GIT_USERNAME", "") or DEFAULT_USERNAME
+        remember_credential(secret)
+        basic = base64.b64encode(f"{login}:{secret}".encode()).decode()
+        remember_credential(basic)
+        env.update(_git_config({"http.extraHeader": f"Authorization: Basic {basic}"}))
+    key_file = environ.get("RECONCILE_GIT_SSH_KEY_FILE", "")
+    known_hosts = environ.get("RECONCILE_GIT_KNOWN_HOSTS", "")
+    if key_file or known_hosts:
+        options = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]
+        if key_file:
+            options += ["-i", key_file, "-o", "IdentitiesOnly=yes"]
+        if known_hosts:
+            options += ["-o", f"UserKnownHostsFile={known_hosts}"]
+        env["GIT_SSH_COMMAND"] = shlex.join(options)
+    return Remote(plain, env)
+
+
+def _split_userinfo(url: str) -> tuple[str, str, str]:
+    """(url without userinfo, user, password) for URLs with a scheme; others as given."""
+    if "://" not in url:
+        return url, "", ""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, "", ""
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    if parts.scheme in ("ssh", "git+ssh"):
+        # ssh users are not secrets (git@host); passwords are not supported there
+        return urlunsplit(parts._replace(netloc=f"{user}@{host}")), "", ""
+    if not password and user:
+        password, user = user, ""  # https://TOKEN@host: the token alone
+    return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password)
+
+
+def _git_config(settings: dict[str, str]) -> dict[str, str]:
+    """git configuration through the environment (git 2.31+), not the command line."""
+    env = {"GIT_CONFIG_COUNT": str(len(settings))}
+    for index, (key, value) in enumerate(settings.items()):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env

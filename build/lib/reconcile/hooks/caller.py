@@ -1,0 +1,76 @@
+"""HookCaller: one per run; sends each hook call to its transport."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from reconcile.api.hooks import HookSpec
+from reconcile.budget import Budget
+from reconcile.hooks.command import CommandTransport
+from reconcile.hooks.errors import HookResult
+from reconcile.hooks.webhook import WebhookTransport
+
+
+class HookCaller:
+    """Calls hooks: webhooks over one shared `requests.Session` (connection reuse) with the etag
+    cache, local commands as subprocesses. Thread-safe; one per run; `close()` it at the end (or
+    use it as a context manager).
+
+    `max_429_retries` bounds the retries of a webhook answering 429; `sleep` waits out its
+    Retry-After; `clock` times calls and ages the etag cache; `base_dir` is where a command's
+    relative `working_dir` is resolved (and its default working directory; default: the current
+    directory). `budget` bounds every call and wait (default: unlimited).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_429_retries: int = 3,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        base_dir: Path | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        budget = budget or Budget()
+        self._webhooks = WebhookTransport(
+            max_429_retries=max_429_retries, sleep=sleep, clock=clock, budget=budget
+        )
+        self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
+        self._lock = threading.Lock()
+        self._calls = 0
+
+    def call(self, hook: HookSpec, request: dict[str, Any]) -> HookResult:
+        """Call `hook` with `request`; the response object, or HookError."""
+        if hook.webhook is None and hook.command is None:
+            raise ValueError(f"{hook.owner}: {hook.name} hook has neither webhook nor command")
+        with self._lock:
+            self._calls += 1
+        if hook.webhook is not None:
+            return self._webhooks.call(hook, hook.webhook, request)
+        assert hook.command is not None
+        return self._commands.call(hook, hook.command, request)
+
+    @property
+    def calls(self) -> int:
+        """Hook calls made so far (retries of one call count once; failed calls count)."""
+        with self._lock:
+            return self._calls
+
+    def close(self) -> None:
+        self._webhooks.close()
+
+    def __enter__(self) -> HookCaller:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

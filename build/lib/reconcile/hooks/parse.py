@@ -1,0 +1,77 @@
+"""Turning a hook's output into a response object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reconcile.api.hooks import HookSpec
+from reconcile.hooks.errors import HookError, head_excerpt, one_line
+from reconcile.secret_values import remember_secrets
+
+#: How many starts of a JSON object a broken output is searched for, to learn its Secrets.
+_SALVAGE_TRIES = 20
+
+
+def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
+    """`data` as a JSON object, or HookError 'bad-json' / 'not-an-object'. `what` names the
+    output in messages ("response body", "stdout")."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        remember_secrets_in(data)
+        excerpt = head_excerpt(data)
+        detail = f"{what} is not valid JSON ({_json_problem(exc)})"
+        if excerpt:
+            detail += f": {one_line(excerpt)}"
+        else:
+            detail += " (empty)"
+        raise HookError(hook, "bad-json", detail, excerpt=excerpt) from None
+    if not isinstance(value, dict):
+        raise HookError(
+            hook,
+            "not-an-object",
+            f"{what} is a JSON {_json_type(value)}, not an object",
+            excerpt=head_excerpt(data),
+        )
+    remember_secrets(value)
+    return value
+
+
+def remember_secrets_in(data: bytes) -> None:
+    """Output that is almost JSON (a response, then a debug line) still carries its Secrets'
+    values into the error's excerpt: decode the JSON objects it starts with, or that start a
+    line, and remember their Secrets so that the excerpt is scrubbed wherever it goes."""
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    starts = [i for i, c in enumerate(text) if c == "{" and (i == 0 or text[i - 1] == "\n")]
+    if text.lstrip().startswith("{"):
+        starts.insert(0, text.index("{"))
+    for start in starts[:_SALVAGE_TRIES]:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        remember_secrets(value)
+
+
+def _json_problem(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"

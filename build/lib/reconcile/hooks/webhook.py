@@ -1,0 +1,266 @@
+"""Webhook hooks: POST the request as JSON, read a JSON object back."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.cookiejar import DefaultCookiePolicy
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ReadTimeoutError
+
+from reconcile.api.hooks import HookSpec, WebhookSpec
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.errors import (
+    BODY_EXCERPT,
+    MAX_RESPONSE_BYTES,
+    HookError,
+    HookResult,
+    head_excerpt,
+    one_line,
+)
+from reconcile.hooks.etag import EtagCache, cache_key
+from reconcile.hooks.parse import parse_object
+
+log = logging.getLogger("reconcile.hooks")
+
+#: Retry-After when the 429 carries none (or one that cannot be read), in seconds.
+DEFAULT_RETRY_AFTER = 1.0
+#: The longest a single Retry-After is honoured, in seconds: a batch run must end.
+MAX_RETRY_AFTER = 60.0
+#: Connections kept per host, so concurrent hook calls reuse connections.
+POOL_SIZE = 32
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
+
+
+class _NoCookies(DefaultCookiePolicy):
+    """Hooks are stateless: never store or send cookies (the session is shared by threads)."""
+
+    def set_ok(self, cookie: Any, request: Any) -> bool:
+        return False
+
+    def return_ok(self, cookie: Any, request: Any) -> bool:
+        return False
+
+
+def new_session() -> requests.Session:
+    session = requests.Session()
+    session.cookies.set_policy(_NoCookies())
+    adapter = HTTPAdapter(pool_connections=POOL_SIZE, pool_maxsize=POOL_SIZE, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = None) -> float:
+    """Seconds to wait from a Retry-After header (delay-seconds or an HTTP-date), falling back
+    to DEFAULT_RETRY_AFTER and capped at MAX_RETRY_AFTER."""
+    if value is None or not value.strip():
+        return DEFAULT_RETRY_AFTER
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return DEFAULT_RETRY_AFTER
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now() if now else datetime.now(UTC))).total_seconds()
+        seconds = max(seconds, 0.0)
+    if not math.isfinite(seconds) or seconds < 0:
+        return DEFAULT_RETRY_AFTER
+    return min(seconds, MAX_RETRY_AFTER)
+
+
+class WebhookTransport:
+    """Thread-safe: one session (connection reuse) and one etag cache for a whole run."""
+
+    def __init__(
+        self,
+        *,
+        max_429_retries: int = 3,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        budget: Budget | None = None,
+    ) -> None:
+        self.max_429_retries = max_429_retries
+        self._budget = budget or Budget()
+        self._sleep: Callable[[float], None] = sleep or self._wait
+        self._clock = clock
+        self.session = new_session()
+        self.cache = EtagCache(clock)
+
+    def close(self) -> None:
+        self.session.close()
+        self.cache.clear()
+
+    def _wait(self, seconds: float) -> None:
+        self._budget.sleep(seconds)
+
+    def call(self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any]) -> HookResult:
+        start = self._clock()
+        data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = cache_key(spec.url, request) if spec.etag.enabled else None
+        entry = self.cache.get(key, spec.etag.cache_cleanup_seconds) if key is not None else None
+        if entry is not None:
+            headers["If-None-Match"] = entry.etag
+
+        attempts = 0
+        while True:
+            attempts += 1
+            response, timeout = self._post(hook, spec, data, headers)
+            if response.status_code != 429 or attempts > self.max_429_retries:
+                break
+            response.close()  # streamed: give the connection back before waiting
+            asked = response.headers.get("Retry-After")
+            delay = parse_retry_after(asked)
+            if delay >= self._budget.remaining():
+                raise HookError(
+                    hook,
+                    "http-status",
+                    f"HTTP 429 Too Many Requests: the server asked to retry after "
+                    f"{asked or delay}s, past the end of the run's time budget",
+                    status=429,
+                )
+            log.info(
+                "%s: %s hook %s answered 429 Too Many Requests; retry %d/%d in %gs",
+                hook.owner,
+                hook.name,
+                spec.url,
+                attempts,
+                self.max_429_retries,
+                delay,
+            )
+            self._sleep(delay)
+
+        status = response.status_code
+        log.debug(
+            "%s: %s hook %s answered %d after %d attempt(s)",
+            hook.owner,
+            hook.name,
+            spec.url,
+            status,
+            attempts,
+        )
+        if status in (304, 412) and entry is not None:
+            response.close()
+            body = parse_object(hook, entry.body, "cached response body")
+            return HookResult(body, self._clock() - start, cached=True, attempts=attempts)
+        limit = MAX_RESPONSE_BYTES if status == 200 else BODY_EXCERPT * 4
+        content = self._read(hook, response, limit, timeout)
+        if status != 200:
+            excerpt = head_excerpt(content)
+            detail = f"HTTP {status}"
+            if response.reason:
+                detail += f" {response.reason}"
+            if status == 429:
+                detail += f" after {attempts} attempts"
+            elif status in (304, 412):
+                detail += " but nothing is cached for this request"
+            elif 300 <= status < 400:
+                detail += " (redirects are not followed)"
+            detail += f": {one_line(excerpt)}" if excerpt else " (empty body)"
+            raise HookError(hook, "http-status", detail, status=status, excerpt=excerpt)
+
+        body = parse_object(hook, content, "response body")
+        if key is not None:
+            etag = response.headers.get("ETag")
+            if etag:
+                self.cache.put(key, etag, content, spec.etag.cache_timeout_seconds)
+            else:
+                self.cache.forget(key)
+        return HookResult(body, self._clock() - start, attempts=attempts)
+
+    def _read(
+        self, hook: HookSpec, response: requests.Response, limit: int, timeout: float
+    ) -> bytes:
+        """The body, streamed: a 200 over MAX_RESPONSE_BYTES fails the call; another status
+        keeps only the start (the error's excerpt needs no more)."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_content(64 * 1024):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size <= limit:
+                    continue
+                if limit >= MAX_RESPONSE_BYTES:
+                    mib = MAX_RESPONSE_BYTES // (1024 * 1024)
+                    raise HookError(
+                        hook, "too-large", f"response body over the {mib} MiB limit on a hook"
+                    )
+                break
+        except requests.RequestException as exc:
+            raise self._transport_error(hook, exc, timeout, bounded=True) from None
+        finally:
+            response.close()
+        return b"".join(chunks)
+
+    def _post(
+        self, hook: HookSpec, spec: WebhookSpec, data: bytes, headers: dict[str, str]
+    ) -> tuple[requests.Response, float]:
+        """The response (its body not read yet) and the timeout it was given."""
+        self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
+        timeout = self._budget.bound(spec.timeout)
+        try:
+            response = self.session.post(
+                spec.url,
+                data=data,
+                headers=headers,
+                timeout=(timeout, timeout),
+                allow_redirects=False,
+                stream=True,
+            )
+        except requests.RequestException as exc:
+            bounded = timeout < spec.timeout
+            raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
+        return response, timeout
+
+    def _transport_error(
+        self, hook: HookSpec, exc: requests.RequestException, timeout: float, *, bounded: bool
+    ) -> Exception:
+        """BudgetExhausted when the request timed out because the run's budget ended (its
+        timeout was cut short by it), else the HookError saying what went wrong."""
+        timed_out = isinstance(exc, requests.Timeout) or _is_read_timeout(exc)
+        if timed_out and bounded and self._budget.expired:
+            return BudgetExhausted(
+                f"{hook.owner}: {hook.name} hook {hook.target}", self._budget.why()
+            )
+        return _hook_error(hook, exc, timeout)
+
+
+def _hook_error(hook: HookSpec, exc: requests.RequestException, timeout: float) -> HookError:
+    if isinstance(exc, requests.ConnectTimeout):
+        return HookError(hook, "timeout", f"could not connect within the {timeout:g}s timeout")
+    if isinstance(exc, requests.Timeout):
+        return HookError(hook, "timeout", f"no response within the {timeout:g}s timeout")
+    if isinstance(exc, requests.ConnectionError):
+        if _is_read_timeout(exc):
+            return HookError(hook, "timeout", f"response stalled beyond the {timeout:g}s timeout")
+        return HookError(hook, "connection", f"connection failed: {_connection_problem(exc)}")
+    return HookError(hook, "connection", f"request failed: {_connection_problem(exc)}")
+
+
+def _is_read_timeout(exc: BaseException) -> bool:
+    """A read timeout while the body streams in surfaces as a ConnectionError."""
+    return any(isinstance(arg, ReadTimeoutError) for arg in exc.args)
+
+
+def _connection_problem(exc: BaseException) -> str:
+    text = str(exc)
+    found = _ERRNO.search(text)
+    if found:
+        return found.group(1).strip()
+    return one_line(f"{type(exc).__name__}: {text}") if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""Pure helpers for raw Kubernetes objects (plain dicts): metadata access and selectors."""

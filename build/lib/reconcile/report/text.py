@@ -1,0 +1,234 @@
+"""The text report, for terminals and logs: per pass, controller and parent, then a summary.
+
+Styled with rich; without colour the output is plain text (no escape sequences at all).
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reconcile.engine.actions import ActionKind
+from reconcile.report.model import (
+    ActionState,
+    ActionView,
+    Totals,
+    has_news,
+    headline,
+    hooks_summary,
+    kind_rows,
+    ms,
+    parent_summary,
+    requests_summary,
+    source_line,
+    stop_note,
+    symbol,
+    totals,
+    view,
+)
+from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult, RunResult
+
+WIDTH = 120  # for the summary tables; other lines never wrap
+
+# The SIMPLE_HEAD box (a rule under the header row only) in ASCII.
+_ASCII_HEAD = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
+
+_KIND_STYLES: dict[ActionKind, str] = {
+    ActionKind.CREATE: "green",
+    ActionKind.DELETE: "red",
+}
+_STATE_STYLES: dict[ActionState, str] = {
+    ActionState.APPLIED: "green",
+    ActionState.PENDING: "yellow",
+    ActionState.FAILED: "bold red",
+}
+_LINE_STYLES = {"+": "green", "-": "red", " ": "dim"}
+_OUTCOME_STYLES: dict[Outcome, str] = {
+    Outcome.OK: "green",
+    Outcome.CACHED: "cyan",
+    Outcome.FAILED: "bold red",
+}
+
+
+def render_text(result: RunResult, *, color: bool = False) -> str:
+    out = io.StringIO()
+    console = Console(
+        file=out,
+        width=WIDTH,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        force_jupyter=False,
+        force_interactive=False,
+        no_color=not color,
+        legacy_windows=False,
+        markup=False,
+        emoji=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    writer = _Writer(console)
+    writer.run(result)
+    writer.flush()
+    text = out.getvalue()
+    if not color:
+        text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    return text
+
+
+class _Writer:
+    """Collects lines (and tables); `flush` prints runs of lines as one Text, which rich
+    renders much faster than line by line."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.pending: list[Text] = []
+
+    def line(self, *parts: str | tuple[str, str], indent: int = 0) -> None:
+        text = Text(" " * indent)
+        for part in parts:
+            if isinstance(part, tuple):
+                text.append(part[0], style=part[1])
+            else:
+                text.append(part)
+        self.pending.append(text)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        if self.console.color_system is None:  # plain: no need for rich's rendering
+            self.console.file.write("".join(t.plain + "\n" for t in self.pending))
+        else:
+            self.console.print(Text("\n").join(self.pending))
+        self.pending = []
+
+    def table(self, table: Table) -> None:
+        self.flush()
+        self.console.print(table)
+
+    def run(self, result: RunResult) -> None:
+        t = totals(result)
+        mode = "dry run" if result.dry_run else "run"
+        style = "bold red" if t.errors else ("bold yellow" if t.pending else "bold green")
+        self.line(("reconcile " + mode + ": ", "bold"), (headline(t), style))
+        if (source := source_line(result)) is not None:
+            self.line(("source: ", "bold"), source)
+        note = stop_note(result)
+        if note:
+            self.line(("! stopped: ", "bold red"), note)
+        for warning in result.warnings:
+            self.line(("! warning: ", "bold yellow"), warning)
+        for pass_ in result.passes:
+            if len(result.passes) > 1:
+                self.line()
+                self.line((f"Pass {pass_.number}", "bold underline"))
+            for controller in pass_.controllers:
+                self.controller(controller)
+        self.line()
+        self.summary(result, t)
+
+    def controller(self, controller: ControllerResult) -> None:
+        self.line()
+        self.line(("Controller ", "bold"), (controller.name, "bold cyan"))
+        if not controller.parents and not controller.errors:
+            self.line(("no parents", "dim"), indent=2)
+        for parent in controller.parents:
+            self.parent(parent)
+        for error in controller.errors:
+            self.line(("! controller error: ", "bold red"), error, indent=2)
+
+    def parent(self, parent: ParentResult) -> None:
+        news = has_news(parent)
+        summary = parent_summary(parent)
+        mark, style = ("=", "dim") if not news else ("!" if parent.errors else "*", "bold")
+        self.line(
+            (mark + " ", style),
+            (parent.parent, "bold"),
+            (f" [{parent.mode}]", "dim"),
+            ": ",
+            (summary, "red" if parent.errors else ("yellow" if news else "green")),
+            indent=2,
+        )
+        for hook in parent.hooks:
+            self.hook(hook)
+        for action in parent.actions:
+            self.action(view(action))
+        if parent.rollout is not None:
+            self.line(("rollout: ", "cyan"), parent.rollout.describe(), indent=6)
+        for wait in parent.waits:
+            self.line(("! waits: ", "yellow"), wait, indent=6)
+        for error in parent.errors:
+            self.line(("! error: ", "bold red"), error, indent=6)
+        self.flush()
+
+    def hook(self, hook: HookCall) -> None:
+        parts: list[str | tuple[str, str]] = [
+            ("hook ", "dim"),
+            hook.hook + " ",
+            (hook.outcome.value, _OUTCOME_STYLES[hook.outcome]),
+            (f" {ms(hook.duration):g} ms  ", "dim"),
+            (hook.target, "dim"),
+        ]
+        if hook.error:
+            parts += [("  error: ", "bold red"), hook.error]
+        self.line(*parts, indent=6)
+
+    def action(self, action: ActionView) -> None:
+        style = _KIND_STYLES.get(action.kind, "yellow")
+        obj = action.object
+        self.line(
+            (f"{symbol(action.kind)} {action.kind.value} ", style),
+            (str(obj), "bold"),
+            (f" ({obj.api_version})", "dim"),
+            " [",
+            (action.state.value, _STATE_STYLES[action.state]),
+            "] ",
+            action.reason,
+            indent=6,
+        )
+        if action.error:
+            self.line(("! failed: ", "bold red"), action.error, indent=10)
+        for sign, text in action.bounded_lines():
+            self.line((f"{sign} {text}", _LINE_STYLES.get(sign, "")), indent=10)
+
+    def summary(self, result: RunResult, t: Totals) -> None:
+        self.line(("Summary", "bold"))
+        table = Table(box=_ASCII_HEAD, show_header=False, show_edge=False, padding=(0, 1))
+        table.add_column("", style="bold")
+        table.add_column("")
+        table.add_row("Mode", "dry run" if result.dry_run else "apply")
+        table.add_row("Passes", str(t.passes))
+        table.add_row("Parents synced", str(t.parents))
+        table.add_row("Applied", str(t.applied))
+        table.add_row("Pending", str(t.pending))
+        table.add_row("Failed", str(t.failed))
+        table.add_row("Waits", str(t.waits))
+        table.add_row("Hook calls", hooks_summary(t))
+        table.add_row("API requests", requests_summary(result.requests))
+        table.add_row("Errors", Text(str(t.errors), style="bold red" if t.errors else ""))
+        table.add_row("Wall time", f"{result.duration:.2f} s")
+        table.add_row(
+            "Converged",
+            Text("yes", style="green") if result.converged else Text("no", style="yellow"),
+        )
+        self.table(table)
+        rows = kind_rows(t)
+        if rows:
+            actions = Table(box=_ASCII_HEAD, show_edge=False, padding=(0, 1))
+            actions.add_column("Action", style="bold")
+            for state in ActionState:
+                actions.add_column(state.value.capitalize(), justify="right")
+            for kind, applied, pending, failed in rows:
+                actions.add_row(kind, str(applied), str(pending), str(failed))
+            self.table(actions)
+        if result.due_next_run:
+            self.line(("Due at the next run", "bold"))
+            for due in result.due_next_run:
+                self.line("- ", due, indent=2)
+        if result.errors:
+            self.line(("Errors", "bold red"))
+            for error in result.errors:
+                self.line(("! ", "bold red"), error, indent=2)

@@ -1,0 +1,42 @@
+"""The embedded default: a `memory` cluster seeded from manifests (its YAML dump is
+`output_dir`'s)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconcile.cluster.memory import MemoryCluster, load_manifests
+from reconcile.crds import CRD_FILES
+from reconcile.runner.sources import yaml_documents
+
+
+def seeded_cluster(
+    paths: list[Path], *, recursive: bool = False, kubernetes_version: str | None = None
+) -> MemoryCluster:
+    """A memory cluster with the metacontroller.k8s.io CRDs and every object of `paths`.
+
+    Raises ManifestError (every object that could not be created, after loading the rest)
+    or FileNotFoundError. The seeding requests are not counted in the run's cost.
+    `kubernetes_version`: the release the cluster behaves as (default: the newest supported).
+    """
+    cluster = MemoryCluster(stable_uids=True, kubernetes_version=kubernetes_version)
+    # The manifests may carry these CRDs too (a reloaded --output-dir does): theirs then win.
+    for crd in CRD_FILES:
+        load_manifests(cluster, crd)
+    for path in paths:
+        load_manifests(cluster, path, recursive=recursive)
+    cluster.stats.reset()
+    return cluster
+
+
+def controller_dirs(paths: list[Path], *, recursive: bool = False) -> dict[str, Path]:
+    """For each controller in the manifests, the directory of the file it came from (where its
+    command hooks run by default)."""
+    dirs: dict[str, Path] = {}
+    for path in paths:
+        for file, _, obj in yaml_documents(path, recursive=recursive):
+            if str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/"):
+                name = (obj.get("metadata") or {}).get("name")
+                if isinstance(name, str):
+                    dirs[name] = file.parent.resolve()
+    return dirs

@@ -1,0 +1,273 @@
+"""`--manifests`: objects applied before the controllers run, in the order `kubectl apply`
+users expect (CustomResourceDefinitions, waited for until established, then Namespaces, then
+the rest), with the three-way apply children get, recorded in an ApplySet so that `--prune`
+deletes what left the manifests (`engine.applyset`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.engine import applyset
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.applyset import ApplySetRef
+from reconcile.objects.meta import Obj, identity, metadata, name_of
+from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.execute import Executor
+from reconcile.runner.results import ControllerResult, ParentResult
+from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.sources import yaml_documents
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_NAME = "--manifests"
+CRD_API = "apiextensions.k8s.io/v1"
+ESTABLISHED_TIMEOUT = 60.0
+
+
+@dataclass
+class LoadedManifests:
+    objects: list[tuple[str, Obj]] = field(default_factory=list)  # (where, object)
+    errors: list[str] = field(default_factory=list)  # nothing is applied, or pruned, when set
+
+
+def load_manifests(paths: list[Path], *, recursive: bool = False) -> LoadedManifests:
+    """Every object of the paths, in file order; any file or object that cannot be read is an
+    error (and then nothing is applied)."""
+    loaded = LoadedManifests()
+    for path in paths:
+        try:
+            documents = yaml_documents(path, recursive=recursive)
+        except (OSError, ValueError) as exc:
+            loaded.errors.append(f"--manifests {path}: {' '.join(str(exc).split())}")
+            continue
+        for file, index, obj in documents:
+            where = f"{file}#{index}"
+            missing = [k for k in ("apiVersion", "kind") if not isinstance(obj.get(k), str)]
+            if not name_of(obj):
+                missing.append("metadata.name")
+            if missing:
+                loaded.errors.append(f"--manifests {where}: missing {', '.join(missing)}")
+                continue
+            loaded.objects.append((where, obj))
+    return loaded
+
+
+def _rank(obj: Obj) -> int:
+    if obj.get("kind") == "CustomResourceDefinition":
+        return 0
+    if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
+        return 1
+    return 2
+
+
+class ManifestApplier:
+    """Plans (and, unless dry, applies) the manifests as one parent-like unit of the report."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        executor: Executor,
+        ref: ApplySetRef,
+        *,
+        prune: bool,
+        dry_run: bool,
+        budget: Budget,
+        page_size: int = 500,
+    ) -> None:
+        self.cluster = cluster
+        self.executor = executor
+        self.ref = ref
+        self.prune = prune
+        self.dry_run = dry_run
+        self.budget = budget
+        self.snapshot = Snapshot(cluster, page_size)
+        self.page_size = page_size
+        self.new_kinds: list[ResourceInfo] = []  # kinds whose CRD this change brings (dry run)
+
+    def run(self, loaded: LoadedManifests) -> ControllerResult:
+        result = ParentResult(CONTROLLER_NAME, str(self.ref), "apply")
+        controller = ControllerResult(CONTROLLER_NAME, [result])
+        if loaded.errors:
+            result.errors += loaded.errors
+            result.errors.append("nothing was applied or pruned: the manifests failed to load")
+            return controller
+        try:
+            self._apply(loaded, result)
+            failed = next((a for a in result.actions if a.error), None)
+            if failed is not None:
+                result.errors.append(
+                    f"{self.ref}: {failed.action.describe()} failed: {failed.error}"
+                )
+        except BudgetExhausted as exc:
+            result.interrupted = True
+            result.errors.append(f"{self.ref}: {exc}")
+        except ApiError as exc:
+            result.errors.append(f"{self.ref}: {exc}")
+        return controller
+
+    def _apply(self, loaded: LoadedManifests, result: ParentResult) -> None:
+        ordered = sorted(loaded.objects, key=lambda item: _rank(item[1]))
+        crds = [obj for _, obj in ordered if _rank(obj) == 0]
+        parent_resource = self.cluster.discover("v1", "configmaps")
+        parent = self.snapshot.find(parent_resource, self.ref.namespace, self.ref.name)
+        # 1. CRDs, then wait for them: the objects of their kinds need them served
+        crd_resource = self.cluster.discover(CRD_API, "customresourcedefinitions")
+        planned: list[tuple[ResourceInfo, Obj]] = [(crd_resource, obj) for obj in crds]
+        members = list(planned)
+        self._parent_first(parent, [obj for _, obj in ordered], result)
+        self._write(planned, result)
+        if crds and not self.dry_run:
+            self._wait_established([name_of(c) for c in crds])
+        # 2. Namespaces and the rest, in file order
+        rest: list[tuple[ResourceInfo, Obj]] = []
+        for where, written in ordered:
+            if _rank(written) == 0:
+                continue
+            obj = written
+            resource = self._resource(obj, crds)
+            if resource is None:
+                result.errors.append(
+                    f"--manifests {where}: {identity(obj)}: the server has no kind "
+                    f"{obj['kind']} in apiVersion {obj['apiVersion']}"
+                )
+                continue
+            if resource.namespaced and not metadata(obj).get("namespace"):
+                obj = {**obj, "metadata": {**metadata(obj), "namespace": "default"}}
+            rest.append((resource, obj))
+            members.append((resource, obj))
+        if result.errors:
+            result.errors.append("nothing more was applied, and nothing pruned")
+            return
+        self._write(rest, result)
+        if self.prune and not any(a.error for a in result.actions):
+            self._prune(parent, members, result)
+        self._parent_last(members, result)
+
+    def _resource(self, obj: Obj, crds: list[Obj]) -> ResourceInfo | None:
+        try:
+            return self.cluster.discover(str(obj["apiVersion"]), str(obj["kind"]))
+        except NotFound:
+            # a kind whose CRD is in this change: described by the manifest (a dry run did not
+            # create it)
+            info = _from_crd(crds, str(obj["apiVersion"]), str(obj["kind"]))
+            if info is not None and info not in self.new_kinds:
+                self.new_kinds.append(info)
+            return info
+
+    def _write(self, planned: list[tuple[ResourceInfo, Obj]], result: ParentResult) -> None:
+        actions: list[Action] = []
+        for resource, obj in planned:
+            desired = applyset.as_member(obj, self.ref)
+            namespace = str(metadata(desired).get("namespace") or "") if resource.namespaced else ""
+            observed = self._observed(resource, namespace, name_of(desired))
+            action = applyset.plan_apply(resource, desired, observed)
+            if action is not None:
+                actions.append(action)
+        self.executor.execute(actions, result.actions)
+
+    def _observed(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
+        try:
+            return self.snapshot.find(resource, namespace, name)
+        except NotFound:
+            return None  # the resource itself is new in this change
+
+    def _parent_first(self, parent: Obj | None, objects: list[Obj], result: ParentResult) -> None:
+        """Before any member is written, the parent lists every kind it may hold: the ones it
+        had and the new ones, so that a run stopped half-way still knows where to prune."""
+        kinds = applyset.recorded_group_kinds(parent) | {applyset.group_kind(o) for o in objects}
+        namespaces = applyset.recorded_namespaces(parent) | _namespaces(objects)
+        self._write_parent(parent, kinds, namespaces, result)
+
+    def _parent_last(self, members: list[tuple[ResourceInfo, Obj]], result: ParentResult) -> None:
+        if self.dry_run or any(a.error for a in result.actions):
+            return
+        resource = self.cluster.discover("v1", "configmaps")
+        current = self.cluster.get(resource, self.ref.name, namespace=self.ref.namespace)
+        kinds = {applyset.group_kind(obj) for _, obj in members}
+        self._write_parent(current, kinds, _namespaces([obj for _, obj in members]), result)
+
+    def _write_parent(
+        self, parent: Obj | None, kinds: set[str], namespaces: set[str], result: ParentResult
+    ) -> None:
+        resource = self.cluster.discover("v1", "configmaps")
+        desired = applyset.parent_object(self.ref, kinds, namespaces)
+        action = applyset.plan_apply(resource, desired, parent)
+        if action is not None:
+            self.executor.execute([action], result.actions)
+
+    def _prune(
+        self, parent: Obj | None, members: list[tuple[ResourceInfo, Obj]], result: ParentResult
+    ) -> None:
+        wanted = {applyset.member_key(obj, r.namespaced) for r, obj in members}
+        kinds = applyset.recorded_group_kinds(parent) | {k for k, _, _ in wanted}
+        found: list[tuple[ResourceInfo, Obj]] = []
+        selector = f"{applyset.PART_OF}={self.ref.id}"
+        for kind in sorted(kinds):
+            resource = self._resource_of_group_kind(kind)
+            if resource is None:
+                continue
+            listed = list_all(
+                self.cluster, resource, label_selector=selector, page_size=self.page_size
+            ).items
+            found += [(resource, obj) for obj in listed]
+        self.executor.execute(applyset.plan_prune(found, wanted, self.ref), result.actions)
+
+    def _resource_of_group_kind(self, group_kind: str) -> ResourceInfo | None:
+        kind, _, group = group_kind.partition(".")
+        try:
+            return self.cluster.discover(self.cluster.preferred_version(group), kind)
+        except NotFound:
+            return None  # the kind is gone from the server: nothing of it to prune
+
+    def _wait_established(self, names: list[str]) -> None:
+        resource = self.cluster.discover(CRD_API, "customresourcedefinitions")
+        deadline = time.monotonic() + self.budget.bound(ESTABLISHED_TIMEOUT)
+        waiting = list(names)
+        while waiting:
+            crd = self.cluster.get(resource, waiting[0])
+            conditions = (crd.get("status") or {}).get("conditions") or []
+            if any(
+                c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+            ):
+                waiting.pop(0)
+                continue
+            if time.monotonic() >= deadline:
+                raise ApiError(f"CustomResourceDefinition {waiting[0]} is not established yet")
+            self.budget.sleep(0.2)
+
+
+def _namespaces(objects: list[Obj]) -> set[str]:
+    return {str(metadata(o).get("namespace")) for o in objects if metadata(o).get("namespace")}
+
+
+def _from_crd(crds: list[Obj], api_version: str, kind: str) -> ResourceInfo | None:
+    group, _, version = api_version.rpartition("/")
+    for crd in crds:
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        versions = [v.get("name") for v in spec.get("versions") or [] if isinstance(v, dict)]
+        if spec.get("group") == group and names.get("kind") == kind and version in versions:
+            status = any(
+                (v.get("subresources") or {}).get("status") is not None
+                for v in spec.get("versions") or []
+                if isinstance(v, dict) and v.get("name") == version
+            )
+            return ResourceInfo(
+                group=group,
+                version=version,
+                resource=str(names.get("plural") or ""),
+                kind=kind,
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                has_status=status,
+                singular=str(names.get("singular") or ""),
+            )
+    return None
+
+
+__all__ = ["ActionKind", "LoadedManifests", "ManifestApplier", "load_manifests"]

@@ -1,0 +1,203 @@
+"""What a run did (or, dry, would do): the material for logs and reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from reconcile.engine.actions import Action
+from reconcile.engine.changes import FieldChange
+from reconcile.engine.rollout import RolloutSummary
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    CACHED = "cached"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class HookCall:
+    hook: str  # sync, finalize, customize
+    target: str  # URL or command line
+    outcome: Outcome
+    duration: float
+    error: str = ""
+    method: str = ""  # POST for a webhook, exec for a command
+    code: str = ""  # the HTTP status or exit code ("0": none, e.g. a timeout)
+
+
+@dataclass
+class ActionResult:
+    action: Action
+    applied: bool  # False in dry-run, or when the request failed
+    error: str = ""
+    # Sent and accepted, but the server kept the object as it was: not a change.
+    unchanged: bool = False
+    # Not sent: the loop guard leaves its object alone (the run's errors say why).
+    held: bool = False
+
+
+class Divergence(StrEnum):
+    IGNORED = "ignored"  # the server accepted the update and kept the object as it was
+    REVERTED = "reverted"  # the same change was needed again in a later pass
+
+
+@dataclass(frozen=True)
+class NotConverging:
+    """An object the run cannot bring to what its hook asks for; left alone once found."""
+
+    object: str  # `Kind namespace/name`
+    how: Divergence
+    changes: tuple[FieldChange, ...]
+    pass_number: int
+
+    def describe(self) -> str:
+        fields = "; ".join(c.describe() for c in self.changes[:5])
+        if len(self.changes) > 5:
+            fields += f"; and {len(self.changes) - 5} more fields"
+        if self.how is Divergence.IGNORED:
+            return (
+                f"{self.object} does not converge: the API server accepted the update and kept "
+                f"the object as it was, so every run would send it again ({fields}). Have the "
+                "hook return what the cluster keeps, or leave the field out."
+            )
+        return (
+            f"{self.object} does not converge: pass {self.pass_number} needed the same change "
+            f"as an earlier pass, so something else sets it back (another controller, an "
+            f"admission webhook, the server) ({fields}). Left alone for the rest of the run; "
+            "leave the field out of the hook's answer, or stop the other writer."
+        )
+
+
+@dataclass
+class ParentResult:
+    controller: str
+    parent: str  # `Kind namespace/name`
+    mode: str
+    hooks: list[HookCall] = field(default_factory=list)
+    actions: list[ActionResult] = field(default_factory=list)
+    waits: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    resync_after: float | None = None
+    rollout: RolloutSummary | None = None  # for controllers with rolling updates
+    interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
+
+    @property
+    def writes(self) -> int:
+        """Requests that changed something (an update the server ignored is not one)."""
+        return sum(1 for a in self.actions if a.applied and not a.unchanged)
+
+
+@dataclass
+class ControllerResult:
+    name: str
+    parents: list[ParentResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the controller as a whole could not run
+    resync_period: float | None = None
+    not_synced: int = 0  # parents not reached because the run stopped (budget, signal)
+    stopped: bool = False  # the run stopped before this controller's parents were listed
+
+
+@dataclass
+class PassResult:
+    number: int
+    controllers: list[ControllerResult] = field(default_factory=list)
+    duration: float = 0.0  # seconds
+    requests: dict[str, int] = field(default_factory=dict)  # API requests this pass, by verb
+    request_seconds: float = 0.0  # waiting for the API server, summed over workers
+
+    def parents(self) -> list[ParentResult]:
+        return [p for c in self.controllers for p in c.parents]
+
+    @property
+    def not_synced(self) -> int:
+        return sum(c.not_synced for c in self.controllers)
+
+    @property
+    def cut_short(self) -> bool:
+        return any(c.stopped for c in self.controllers) or any(
+            p.interrupted for p in self.parents()
+        )
+
+    @property
+    def writes(self) -> int:
+        return sum(p.writes for p in self.parents())
+
+    @property
+    def pending(self) -> int:
+        """Actions decided but not applied (dry-run, or failed)."""
+        return sum(1 for p in self.parents() for a in p.actions if not a.applied)
+
+    @property
+    def waits(self) -> list[str]:
+        return [w for p in self.parents() for w in p.waits]
+
+    @property
+    def errors(self) -> list[str]:
+        out = [e for c in self.controllers for e in c.errors]
+        return out + [e for p in self.parents() for e in p.errors]
+
+    def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
+        return Counter(
+            a.action.kind.value
+            for p in self.parents()
+            for a in p.actions
+            if applied is None or a.applied == applied
+        )
+
+    def hook_calls(self) -> int:
+        return sum(len(p.hooks) for p in self.parents())
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a run's controllers and manifests came from (`--git`)."""
+
+    url: str  # without credentials
+    ref: str
+    commit: str
+    subject: str
+
+
+@dataclass
+class RunResult:
+    dry_run: bool
+    passes: list[PassResult] = field(default_factory=list)
+    load_errors: list[str] = field(default_factory=list)  # controllers not loaded; see `fatal`
+    # The inputs given could not be read as given: the run made no pass and wrote nothing.
+    fatal: bool = False
+    warnings: list[str] = field(default_factory=list)  # objects ignored, and why
+    # Why the run stopped before finishing its work: "SIGINT", "SIGTERM" or "budget" (the
+    # time budget ended mid-pass); None when it finished (or only waited past its budget).
+    interrupted: str | None = None
+    due_next_run: list[str] = field(default_factory=list)  # resyncs past the budget
+    converged: bool = False
+    # Objects whose updates do not stick (each is also an error: the run exits 1)
+    not_converging: list[NotConverging] = field(default_factory=list)
+    # --manifests, applied before the first pass (and reported as its first controller)
+    manifests: ControllerResult | None = None
+    source: Provenance | None = None  # --git: where the inputs came from
+    # --lock held by another run: nothing was done (exit 0), and who holds it until when
+    skipped: str | None = None
+    duration: float = 0.0
+    requests: dict[str, int] = field(default_factory=dict)
+    request_codes: dict[tuple[str, str], int] = field(default_factory=dict)  # (verb, status)
+    hook_calls: int = 0
+
+    @property
+    def errors(self) -> list[str]:
+        last = self.passes[-1].errors if self.passes else []
+        applied = (
+            []
+            if self.manifests is None
+            else [e for p in self.manifests.parents for e in p.errors if e not in last]
+        )
+        return self.load_errors + applied + last + [n.describe() for n in self.not_converging]
+
+    def actions_by_kind(self, applied: bool | None = None) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for p in self.passes:
+            total.update(p.actions_by_kind(applied))
+        return total

@@ -1,0 +1,288 @@
+"""A run: passes until converged or out of budget, then a summary.
+
+A pass lists everything afresh, so every parent is synced every pass. Another pass follows at
+once when the last one wrote something, after `poll_interval` when it is waiting on the cluster
+(e.g. a child still being deleted), and at the earliest requested resync when that falls inside
+the budget. A pass that would not finish within the budget (judging by the slowest so far) is
+not started. Resyncs past the budget are reported as due at the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.protocol import Cluster
+from reconcile.config import ReconcileSettings
+from reconcile.engine.applyset import ApplySetRef
+from reconcile.hooks import HookCaller
+from reconcile.runner.composite import CompositeRunner
+from reconcile.runner.contested import contested_parents
+from reconcile.runner.execute import Executor
+from reconcile.runner.lock import RunLock, default_holder
+from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
+from reconcile.runner.preview import PreviewCluster
+from reconcile.runner.progress import Progress
+from reconcile.runner.results import ControllerResult, PassResult, RunResult
+from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.sources import LoadedControllers, load_controllers
+
+log = logging.getLogger(__name__)
+
+
+class Runner:
+    def __init__(
+        self,
+        cluster: Cluster,
+        settings: ReconcileSettings,
+        *,
+        hooks: HookCaller | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] | None = None,
+        progress: Progress | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        self.progress = progress
+        self.cluster = cluster
+        self.settings = settings
+        self.budget = budget or Budget(settings.max_duration, clock)
+        self.hooks = hooks or HookCaller(budget=self.budget)
+        self.clock = clock
+        # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
+        self.sleep = sleep or self.budget.sleep
+
+    def load(self) -> LoadedControllers:
+        return load_controllers(
+            self.cluster,
+            [Path(p) for p in self.settings.controller_paths],
+            manifest_paths=[Path(p) for p in self.settings.manifest_paths],
+            from_cluster=self.settings.controllers_from_cluster,
+            only=self.settings.only_controllers,
+            recursive=self.settings.recursive,
+        )
+
+    def run(self) -> RunResult:
+        started = self.clock()
+        deadline = started + self.settings.max_duration
+        result = RunResult(dry_run=self.settings.dry_run)
+        manifests = load_manifests(
+            [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
+        )
+        if manifests.errors:
+            result.load_errors = list(manifests.errors)
+            log.error("the manifests cannot be read as given: nothing was changed or pruned")
+            return self._stopped(result, started)
+        loaded = self._load(result)
+        if loaded is None:
+            return self._stopped(result, started)
+        lock = self._lock(result)
+        if lock is None:
+            return self._stopped(result, started)
+        try:
+            return self._locked_run(result, started, deadline, manifests, loaded, lock)
+        finally:
+            lock.release()
+
+    def _lock(self, result: RunResult) -> RunLock | NoLock | None:
+        """The run lock, taken; None when the run must not go on (skipped or failed)."""
+        if not self.settings.lock or self.settings.dry_run:
+            return NoLock()
+        lock = RunLock(
+            self.cluster,
+            self.settings.lock,
+            holder=self.settings.lock_holder or default_holder(),
+            budget_seconds=self.settings.max_duration,
+        )
+        try:
+            held = lock.acquire()
+        except (ApiError, BudgetExhausted) as exc:
+            result.load_errors.append(f"--lock {lock.where}: the lock could not be taken: {exc}")
+            return None
+        if held is not None:
+            result.skipped = held.describe(lock.where)
+            log.warning("skipped: %s", result.skipped)
+            return None
+        return lock
+
+    def _locked_run(
+        self,
+        result: RunResult,
+        started: float,
+        deadline: float,
+        manifests: LoadedManifests,
+        loaded: LoadedControllers,
+        lock: RunLock | NoLock,
+    ) -> RunResult:
+        executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
+        if self.settings.apply_paths:
+            result.manifests = self._apply_manifests(manifests, executor)
+            if _holds_controllers(manifests):  # they may define or change controllers
+                loaded = self._load(result) or loaded
+        if not loaded.composite:
+            log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
+        while True:
+            if result.passes:
+                lock.renew()
+            executor.pass_number = len(result.passes) + 1
+            current = self._pass(len(result.passes) + 1, loaded, executor)
+            if result.manifests is not None and not result.passes:
+                current.controllers.insert(0, result.manifests)
+            result.passes.append(current)
+            if self.budget.interrupted_by or current.not_synced or current.cut_short:
+                result.interrupted = self.budget.interrupted_by or "budget"
+                log.warning("pass %d stopped: %s", current.number, self.budget.why())
+                break
+            log.info(
+                "pass %d: %d parents, %d writes, %d errors",
+                current.number,
+                len(current.parents()),
+                current.writes,
+                len(current.errors),
+                extra={"seconds": round(current.duration, 3), "requests": current.requests},
+            )
+            if self.settings.dry_run:
+                break  # later passes would depend on writes that were not made
+            next_at, due = self._next_pass_at(current, self.clock())
+            if next_at is None:
+                break
+            # A pass is started only when it can finish within the budget, judging by the
+            # slowest pass so far: a run that is only waiting ends cleanly, not mid-pass.
+            longest = max(p.duration for p in result.passes)
+            if next_at + longest >= deadline:
+                result.due_next_run = due or ["the next pass (it would not finish in the budget)"]
+                break
+            self.sleep(max(0.0, next_at - self.clock()))
+            if self.budget.interrupted_by:
+                result.interrupted = self.budget.interrupted_by
+                result.due_next_run = due
+                break
+        result.not_converging = list(executor.not_converging.values())
+        return self._finish(result, started)
+
+    def _load(self, result: RunResult) -> LoadedControllers | None:
+        """The controllers; None (with the errors in `result`) when the inputs cannot be used."""
+        try:
+            loaded = self.load()
+        except (ApiError, BudgetExhausted) as exc:
+            result.load_errors.append(f"the controllers could not be read from the cluster: {exc}")
+            return None
+        result.load_errors = list(loaded.fatal) + list(loaded.errors)
+        result.warnings = list(loaded.warnings)
+        for warning in loaded.warnings:  # errors are logged once, with the run's summary
+            log.warning("%s", warning)
+        if loaded.fatal:
+            log.error("the inputs cannot be read as given: nothing was changed")
+            return None
+        return loaded
+
+    def _apply_manifests(self, manifests: LoadedManifests, executor: Executor) -> ControllerResult:
+        """Apply (or, dry, plan) the manifests; a dry run's controllers then see the cluster as
+        the manifests would leave it."""
+        namespace, _, name = self.settings.applyset.rpartition("/")
+        applier = ManifestApplier(
+            self.cluster,
+            executor,
+            ApplySetRef(namespace or "default", name),
+            prune=self.settings.prune,
+            dry_run=self.settings.dry_run,
+            budget=self.budget,
+            page_size=self.settings.page_size,
+        )
+        applied = applier.run(manifests)
+        if self.settings.dry_run:
+            planned = [a.action for p in applied.parents for a in p.actions]
+            self.cluster = PreviewCluster(self.cluster, planned, applier.new_kinds)
+        return applied
+
+    def _finish(self, result: RunResult, started: float) -> RunResult:
+        result.duration = self.clock() - started
+        result.requests = self.cluster.stats.by_verb()
+        result.request_codes = self.cluster.stats.by_verb_and_code()
+        result.hook_calls = self.hooks.calls
+        last = result.passes[-1] if result.passes else None
+        result.converged = last is not None and not (
+            last.writes or last.pending or last.waits or result.errors or result.interrupted
+        )
+        return result
+
+    def _stopped(self, result: RunResult, started: float, error: str = "") -> RunResult:
+        """A run that could not start its passes: nothing was written."""
+        if error:
+            result.load_errors.append(error)
+        result.fatal = result.skipped is None
+        result.interrupted = self.budget.interrupted_by
+        return self._finish(result, started)
+
+    def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
+        snapshot = Snapshot(self.cluster, self.settings.page_size)
+        runner = CompositeRunner(
+            self.cluster,
+            self.hooks,
+            executor,
+            snapshot,
+            self.settings.workers,
+            self.progress,
+            budget=self.budget,
+        )
+        started, before = self.clock(), self.cluster.stats.snapshot()
+        waited = self.cluster.stats.seconds
+        contested = contested_parents(self.cluster, snapshot, loaded.composite)
+        result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
+        result.duration = self.clock() - started
+        sent: Counter[str] = Counter()
+        for (verb, _), n in (self.cluster.stats.snapshot() - before).items():
+            sent[verb] += n
+        result.requests = dict(sorted(sent.items()))
+        result.request_seconds = self.cluster.stats.seconds - waited
+        return result
+
+    def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:
+        """When the next pass should start (None: converged) and which resyncs ask for it."""
+        if current.writes:
+            return now, []
+        candidates: list[tuple[float, str]] = []
+        if current.waits:
+            candidates.append((now + self.settings.poll_interval, "waiting: " + current.waits[0]))
+        for controller in current.controllers:
+            if controller.resync_period:
+                candidates.append(
+                    (
+                        now + controller.resync_period,
+                        f"CompositeController {controller.name}: resyncPeriodSeconds "
+                        f"{controller.resync_period:g}",
+                    )
+                )
+            for parent in controller.parents:
+                if parent.resync_after:
+                    candidates.append(
+                        (
+                            now + parent.resync_after,
+                            f"{parent.parent}: resyncAfterSeconds {parent.resync_after:g}",
+                        )
+                    )
+        if not candidates:
+            return None, []
+        candidates.sort()
+        return candidates[0][0], [what for _, what in candidates]
+
+
+def _holds_controllers(manifests: LoadedManifests) -> bool:
+    return any(
+        str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/")
+        for _, obj in manifests.objects
+    )
+
+
+class NoLock:
+    """No `--lock` (or a dry run, which writes nothing): nothing to take or give back."""
+
+    def renew(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass

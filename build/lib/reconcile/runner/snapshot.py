@@ -1,0 +1,85 @@
+"""One pass's view of the cluster: each resource type listed once (paginated), on first use,
+and indexed by namespace. Thread-safe: parents share it."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
+from reconcile.objects.resource import ResourceInfo
+from reconcile.secret_values import remember_secrets
+
+
+class Snapshot:
+    def __init__(self, cluster: Cluster, page_size: int = 500) -> None:
+        self._cluster = cluster
+        self._page_size = page_size
+        self._lock = threading.Lock()
+        self._locks: dict[ResourceInfo, threading.Lock] = {}
+        self._objects: dict[ResourceInfo, list[Obj]] = {}
+        self._by_namespace: dict[ResourceInfo, dict[str, list[Obj]]] = {}
+        self._by_controller: dict[ResourceInfo, dict[str, list[Obj]]] = {}
+        self._orphans: dict[ResourceInfo, dict[str, list[Obj]]] = {}
+        self._by_name: dict[ResourceInfo, dict[tuple[str, str], Obj]] = {}
+
+    def _resource_lock(self, resource: ResourceInfo) -> threading.Lock:
+        with self._lock:
+            return self._locks.setdefault(resource, threading.Lock())
+
+    def objects(self, resource: ResourceInfo) -> list[Obj]:
+        """Every object of the type (all namespaces); listed once per snapshot."""
+        with self._resource_lock(resource):
+            if resource not in self._objects:
+                items = list_all(self._cluster, resource, page_size=self._page_size).items
+                if resource.kind == "Secret":
+                    remember_secrets(items)  # so that no error text or log can quote them
+                self._index(resource, items)
+            return self._objects[resource]
+
+    def _index(self, resource: ResourceInfo, items: list[Obj]) -> None:
+        by_namespace: dict[str, list[Obj]] = defaultdict(list)
+        by_controller: dict[str, list[Obj]] = defaultdict(list)
+        orphans: dict[str, list[Obj]] = defaultdict(list)
+        for obj in items:
+            namespace = namespace_of(obj)
+            by_namespace[namespace].append(obj)
+            ref = controller_ref(obj)
+            if ref is None:
+                orphans[namespace].append(obj)
+            else:
+                by_controller[str(ref.get("uid"))].append(obj)
+        self._objects[resource] = items
+        self._by_namespace[resource] = dict(by_namespace)
+        self._by_controller[resource] = dict(by_controller)
+        self._orphans[resource] = dict(orphans)
+        self._by_name[resource] = {(namespace_of(o), name_of(o)): o for o in items}
+
+    def claim_candidates(
+        self, resource: ResourceInfo, owner_uid: str, namespace: str | None
+    ) -> list[Obj]:
+        """What a parent may claim: the objects it controls, and the orphans of its namespace
+        (all namespaces for a cluster-scoped parent). Others' objects never are."""
+        self.objects(resource)
+        owned = self._by_controller[resource].get(owner_uid, [])
+        orphans = self._orphans[resource]
+        if namespace is None or not resource.namespaced:
+            return owned + [o for objs in orphans.values() for o in objs]
+        return owned + orphans.get(namespace, [])
+
+    def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
+        self.objects(resource)
+        return self._by_name[resource].get((namespace if resource.namespaced else "", name))
+
+    def in_namespace(self, resource: ResourceInfo, namespace: str | None) -> list[Obj]:
+        """Objects in one namespace; `None` means all (for a cluster-scoped parent)."""
+        objects = self.objects(resource)
+        if namespace is None or not resource.namespaced:
+            return objects
+        return self._by_namespace[resource].get(namespace, [])
+
+    @property
+    def listed(self) -> list[ResourceInfo]:
+        with self._lock:
+            return list(self._objects)

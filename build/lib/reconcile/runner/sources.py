@@ -1,0 +1,234 @@
+"""Where controllers come from: the cluster's metacontroller.k8s.io objects and YAML files."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reconcile.api.composite import (
+    API_VERSION,
+    KIND,
+    CompositeController,
+    parse_composite_controller,
+)
+from reconcile.api.errors import SpecError
+from reconcile.cluster.errors import NotFound
+from reconcile.cluster.memory.manifests import manifest_files
+from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.objects.yamltext import load_documents
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_KINDS = frozenset({KIND})
+# metacontroller.k8s.io kinds this version cannot run yet: refused, never silently dropped.
+UNSUPPORTED_KINDS = frozenset({"DecoratorController", "MapController"})
+# What a --controllers file may hold besides controllers without a warning.
+_QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerRevision"})
+
+
+@dataclass
+class LoadedControllers:
+    composite: list[CompositeController] = field(default_factory=list)
+    # Invalid controllers read from the cluster: skipped and reported, the others run (one
+    # team's broken controller must not stop everyone's).
+    errors: list[str] = field(default_factory=list)
+    # The inputs given on the command line cannot be read as given (a missing path, broken
+    # YAML, an invalid or unsupported controller in a file, --controller naming nothing): the
+    # run must write nothing.
+    fatal: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # objects ignored, and why
+    sources: list[str] = field(default_factory=list)
+    only: frozenset[str] = frozenset()  # --controller: errors of other controllers don't count
+    from_files: bool = False  # this source is files given on the command line
+
+    def spec_error(self, obj: dict[str, Any], error: SpecError) -> None:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        if self.only and name not in self.only:
+            log.debug("skipping %s, not selected: %s", name, error)
+            return
+        (self.fatal if self.from_files else self.errors).append(str(error))
+
+
+def yaml_documents(
+    path: Path, *, recursive: bool = False
+) -> list[tuple[Path, int, dict[str, Any]]]:
+    """(file, document index, object) for every object in a YAML file, or in the files of a
+    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
+    `kind: List` is flattened. Raises OSError / ValueError (YamlError) naming the file."""
+    out: list[tuple[Path, int, dict[str, Any]]] = []
+    for file in manifest_files(path, recursive):
+        documents = load_documents(file.read_text(encoding="utf-8"), str(file))
+        for index, doc in enumerate(documents):
+            if not isinstance(doc, dict):
+                continue
+            items = doc.get("items") if doc.get("kind") == "List" else [doc]
+            out.extend((file, index, item) for item in items or [] if isinstance(item, dict))
+    return out
+
+
+def _is_controller(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in CONTROLLER_KINDS
+
+
+def _describe(obj: dict[str, Any], where: str) -> str:
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else ""
+    return f"{obj.get('kind') or '(no kind)'} {name or '(no name)'} ({where})"
+
+
+def load_from_files(
+    paths: list[Path],
+    loaded: LoadedControllers,
+    *,
+    recursive: bool = False,
+    option: str = "--controllers",
+) -> None:
+    """Controllers from files. `option` names the source in messages; in `--controllers`
+    files anything that is not a controller is named as ignored (in `--local` manifests it is
+    what the controllers act on)."""
+    loaded.from_files = True
+    for path in paths:
+        if not path.exists():
+            loaded.fatal.append(f"{option} {path}: no such file or directory")
+            continue
+        try:
+            documents = yaml_documents(path, recursive=recursive)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            loaded.fatal.append(f"{option} {path}: {_one_line(exc)}")
+            continue
+        loaded.sources.append(str(path))
+        for file, index, obj in documents:
+            where = f"{file}#{index}"
+            kind = obj.get("kind")
+            if obj.get("apiVersion") == API_VERSION and kind in UNSUPPORTED_KINDS:
+                loaded.fatal.append(
+                    f"{_describe(obj, where)}: {kind} is not supported by this version of "
+                    "reconcile; remove it from the inputs or run a version that supports it"
+                )
+                continue
+            if not _is_controller(obj):
+                if option == "--controllers" and kind not in _QUIET_IN_CONTROLLER_FILES:
+                    loaded.warnings.append(
+                        f"{option}: ignored {_describe(obj, where)}: not a controller"
+                    )
+                continue
+            try:
+                controller = parse_composite_controller(
+                    obj, source=where, base_dir=str(file.parent.resolve())
+                )
+            except SpecError as exc:
+                loaded.spec_error(obj, exc)
+                continue
+            loaded.composite.append(controller)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
+    try:
+        resource = cluster.discover(API_VERSION, "compositecontrollers")
+    except NotFound:
+        log.debug("the cluster has no %s CRD; no controllers read from it", API_VERSION)
+        return
+    loaded.sources.append("cluster")
+    for obj in list_all(cluster, resource).items:
+        try:
+            loaded.composite.append(parse_composite_controller(obj))
+        except SpecError as exc:
+            loaded.spec_error(obj, exc)
+
+
+def _layer(
+    base: list[CompositeController], over: list[CompositeController], what: str
+) -> list[CompositeController]:
+    """`over` replaces controllers of the same name in `base`."""
+    names = {c.name for c in over}
+    for controller in base:
+        if controller.name in names:
+            log.debug("controller %s from %s replaces another source's", controller.name, what)
+    return [c for c in base if c.name not in names] + over
+
+
+def _unique(loaded: LoadedControllers, source: LoadedControllers) -> list[CompositeController]:
+    """Within one source a name may appear once; duplicates are errors and none of them runs."""
+    names = [c.name for c in source.composite]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        where = ", ".join(c.source for c in source.composite if c.name == name)
+        problem = f"{KIND} {name}: defined more than once ({where}); none of them runs"
+        (loaded.fatal if source.from_files else loaded.errors).append(problem)
+    return [c for c in source.composite if names.count(c.name) == 1]
+
+
+def load_controllers(
+    cluster: Cluster,
+    paths: list[Path],
+    *,
+    manifest_paths: list[Path] | None = None,
+    from_cluster: bool = True,
+    only: frozenset[str] = frozenset(),
+    recursive: bool = False,
+) -> LoadedControllers:
+    """Controllers by precedence: `--controllers` files, then `--local` manifests, then the
+    cluster's objects; a name found in a higher source replaces the lower ones (to preview a
+    change before it is applied)."""
+    loaded = LoadedControllers(only=only)
+    layers: list[tuple[str, LoadedControllers]] = []
+    if from_cluster:
+        cluster_source = LoadedControllers(only=only)
+        load_from_cluster(cluster, cluster_source)
+        layers.append(("the cluster", cluster_source))
+    for what, source_paths in (("--local", manifest_paths or []), ("--controllers", paths)):
+        file_source = LoadedControllers(only=only)
+        load_from_files(source_paths, file_source, recursive=recursive, option=what)
+        layers.append((what, file_source))
+    controllers: list[CompositeController] = []
+    for what, source in layers:
+        loaded.errors += source.errors
+        loaded.fatal += source.fatal
+        loaded.warnings += source.warnings
+        loaded.sources += source.sources
+        controllers = _layer(controllers, _unique(loaded, source), what)
+    if only:
+        for name in sorted(only - {c.name for c in controllers}):
+            loaded.fatal.append(f"--controller {name}: no such controller")
+        controllers = [c for c in controllers if c.name in only]
+    controllers = _without_certain_overlaps(controllers, loaded)
+    loaded.composite = sorted(controllers, key=lambda c: c.name)
+    return loaded
+
+
+def parent_kind(controller: CompositeController) -> tuple[str, str]:
+    """(API group, resource) of the parents: versions of one resource are the same objects."""
+    group = controller.parent.api_version.rpartition("/")[0]
+    return group, controller.parent.resource
+
+
+def _without_certain_overlaps(
+    controllers: list[CompositeController], loaded: LoadedControllers
+) -> list[CompositeController]:
+    """Two controllers of one parent resource without label selectors would both sync every
+    parent, each undoing the other: an error naming both, and neither runs. (With selectors,
+    the runner refuses each parent that both select.)"""
+    unselective: dict[tuple[str, str], list[CompositeController]] = {}
+    for controller in controllers:
+        if controller.parent.label_selector.empty:
+            unselective.setdefault(parent_kind(controller), []).append(controller)
+    refused: set[str] = set()
+    for (group, resource), same in unselective.items():
+        if len(same) < 2:
+            continue
+        names = sorted(c.name for c in same)
+        refused.update(names)
+        problem = (
+            f"{KIND}s {' and '.join(names)} both sync every {resource}"
+            f"{'.' + group if group else ''} (neither has parentResource.labelSelector); "
+            "neither runs"
+        )
+        from_files = any(c.source != "cluster" for c in same)
+        (loaded.fatal if from_files else loaded.errors).append(problem)
+    return [c for c in controllers if c.name not in refused]

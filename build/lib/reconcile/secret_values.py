@@ -1,0 +1,120 @@
+"""Secret values this process has seen, scrubbed from every piece of free text that leaves it.
+
+Reports redact Secrets structurally (by kind). Free text cannot be parsed that way: a command
+hook's stderr tail, a webhook's error body, an API server message quoting a value. So every
+Secret the run sees (listed from the cluster, returned by a hook, even in output that failed to
+parse) has its values remembered here, and `scrub` replaces them wherever they appear, together
+with `redact_text`'s structural pass. Logs, reports, Events and error messages all go through
+`scrub` on their way out.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import threading
+from typing import Any
+
+from reconcile.objects.redact import REDACTED, SECRET_FIELDS, redact_text
+from reconcile.objects.secrets import is_secret
+
+#: Shorter values are not scrubbed from free text: replacing every `on` or `42` in a message
+#: would garble it while hiding little.
+MIN_LENGTH = 4
+
+
+class SecretValues:
+    """A thread-safe set of secret strings, in every form they can appear in text: as given,
+    base64-encoded (`data`), and decoded (`stringData`, or a hook printing the plain value)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+
+    def remember(self, value: Any) -> None:
+        """Remember the values of every core v1 Secret in `value` (an object, a List, a hook
+        request or response: found at any depth)."""
+        found: set[str] = set()
+        _collect(value, found, depth=0)
+        forms = {form for v in found for form in _forms(v) if len(form) >= MIN_LENGTH}
+        if not forms:
+            return
+        with self._lock:
+            if forms <= self._values:
+                return
+            self._values |= forms
+            self._pattern = None
+
+    def remember_credential(self, value: str) -> None:
+        """Remember a credential that is not in a Secret object (a git token, a password in
+        a URL), in every form it can appear in text."""
+        forms = {form for form in _forms(value) if len(form) >= MIN_LENGTH}
+        with self._lock:
+            if forms and not forms <= self._values:
+                self._values |= forms
+                self._pattern = None
+
+    def scrub(self, text: str) -> str:
+        """`text` with every remembered value, and every JSON `data` / `stringData` map's
+        values, replaced by `<redacted>`."""
+        text = redact_text(text)
+        pattern = self._compiled()
+        return pattern.sub(REDACTED, text) if pattern is not None else text
+
+    def forget_all(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._pattern = None
+
+    def _compiled(self) -> re.Pattern[str] | None:
+        with self._lock:
+            if self._pattern is None and self._values:
+                # Longest first, so a value is never left half-replaced by a shorter one.
+                ordered = sorted(self._values, key=len, reverse=True)
+                self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+            return self._pattern
+
+
+def _collect(value: Any, found: set[str], depth: int) -> None:
+    if depth > 64:  # hostile nesting: JSON parsers stop far earlier
+        return
+    if isinstance(value, dict):
+        if is_secret(value):
+            for field in SECRET_FIELDS:
+                entries = value.get(field)
+                if isinstance(entries, dict):
+                    found.update(str(v) for v in entries.values() if v is not None)
+        for item in value.values():
+            _collect(item, found, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, found, depth + 1)
+
+
+def _forms(value: str) -> set[str]:
+    forms = {value, base64.b64encode(value.encode()).decode()}
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return forms
+    forms.add(decoded)
+    forms.update(line for line in decoded.splitlines() if line.strip())
+    return forms
+
+
+#: The process's registry: a run is one process, and every part of it reports through here.
+SEEN = SecretValues()
+
+
+def remember_secrets(value: Any) -> None:
+    SEEN.remember(value)
+
+
+def remember_credential(value: str) -> None:
+    SEEN.remember_credential(value)
+
+
+def scrub(text: str) -> str:
+    return SEEN.scrub(text)

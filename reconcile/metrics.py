@@ -1,0 +1,134 @@
+"""Prometheus metrics of a run, for batch jobs: pushed to a Pushgateway (`--metrics-pushgateway`)
+and/or written in the text format for node-exporter's textfile collector (`--metrics-file`).
+
+Per run (`reconcile_*`): duration, passes, parents synced, actions by kind and state, errors,
+API requests by verb and code, exit code, converged, and the time of the run and of the last
+successful one. Per hook, Metacontroller's own names and labels, so its dashboards work:
+`metacontroller_<hook>_requests_total{url, controller_name, controller_type, code, method}` and
+`metacontroller_<hook>_request_duration_histogram_seconds{..., method}` (a command hook's `url`
+is its command line, its `method` is `exec`, its `code` the exit status).
+
+`reconcile_last_success_timestamp_seconds` is only set by a run that exited 0: a Pushgateway
+keeps the previous value (metrics are added with POST, not replaced), and the text file
+carries it over from the file it replaces.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import time
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, pushadd_to_gateway
+from prometheus_client.exposition import generate_latest
+
+from reconcile.runner.results import RunResult
+from reconcile.secret_values import scrub
+
+log = logging.getLogger(__name__)
+
+JOB = "reconcile"
+LAST_SUCCESS = "reconcile_last_success_timestamp_seconds"
+_LAST_SUCCESS_LINE = re.compile(rf"^{LAST_SUCCESS}(?:{{[^}}]*}})? (\S+)$", re.M)
+
+
+class MetricsError(Exception):
+    pass
+
+
+def run_registry(result: RunResult, exit_code: int, now: float | None = None) -> CollectorRegistry:
+    """The run's metrics, in a registry of their own."""
+    now = time.time() if now is None else now
+    registry = CollectorRegistry()
+
+    def gauge(name: str, help_text: str, value: float) -> None:
+        Gauge(name, help_text, registry=registry).set(value)
+
+    gauge("reconcile_run_duration_seconds", "Wall time of the last run.", result.duration)
+    gauge("reconcile_run_passes", "Passes of the last run.", len(result.passes))
+    parents = {p.parent for pass_ in result.passes for p in pass_.parents()}
+    gauge("reconcile_run_parents_synced", "Parents the last run synced.", len(parents))
+    gauge("reconcile_run_errors", "Errors of the last run.", len(result.errors))
+    gauge("reconcile_run_exit_code", "Exit code of the last run.", exit_code)
+    gauge("reconcile_run_converged", "1 when the last run converged.", int(result.converged))
+    gauge("reconcile_last_run_timestamp_seconds", "When the last run ended.", now)
+    if exit_code == 0:
+        gauge(LAST_SUCCESS, "When the last successful run (exit 0) ended.", now)
+    actions = Gauge(
+        "reconcile_run_actions",
+        "Actions of the last run, by kind and state.",
+        ["kind", "state"],
+        registry=registry,
+    )
+    for state, applied in (("applied", True), ("pending", False)):
+        for kind, count in result.actions_by_kind(applied).items():
+            actions.labels(kind, state).inc(count)
+    requests = Gauge(
+        "reconcile_api_requests",
+        "API requests of the last run, by verb and HTTP status (0: no response).",
+        ["verb", "code"],
+        registry=registry,
+    )
+    for (verb, code), count in result.request_codes.items():
+        requests.labels(verb, code).set(count)
+    _hook_metrics(result, registry)
+    return registry
+
+
+def _hook_metrics(result: RunResult, registry: CollectorRegistry) -> None:
+    counters: dict[str, Counter] = {}
+    histograms: dict[str, Histogram] = {}
+    labels = ["url", "controller_name", "controller_type"]
+    for pass_ in result.passes:
+        for controller in pass_.controllers:
+            for parent in controller.parents:
+                for call in parent.hooks:
+                    hook = re.sub(r"[^a-zA-Z0-9_]", "_", call.hook)
+                    if hook not in counters:
+                        counters[hook] = Counter(
+                            f"metacontroller_{hook}_requests_total",
+                            "A counter for outgoing requests from the wrapped client.",
+                            [*labels, "code", "method"],
+                            registry=registry,
+                        )
+                        histograms[hook] = Histogram(
+                            f"metacontroller_{hook}_request_duration_histogram_seconds",
+                            "A histogram of outgoing request latencies.",
+                            [*labels, "method"],
+                            registry=registry,
+                        )
+                    common = (scrub(call.target), controller.name, "CompositeController")
+                    counters[hook].labels(*common, call.code or "0", call.method).inc()
+                    histograms[hook].labels(*common, call.method).observe(call.duration)
+
+
+def write_textfile(path: Path, registry: CollectorRegistry) -> None:
+    """Atomically replace `path`, keeping the last success time of the file it replaces when
+    this run has none."""
+    text = generate_latest(registry).decode()
+    if LAST_SUCCESS not in text and path.is_file():
+        previous = _LAST_SUCCESS_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
+        if previous is not None:
+            text += (
+                f"# HELP {LAST_SUCCESS} When the last successful run (exit 0) ended.\n"
+                f"# TYPE {LAST_SUCCESS} gauge\n{LAST_SUCCESS} {previous.group(1)}\n"
+            )
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise MetricsError(f"--metrics-file {path}: {exc.strerror or exc}") from exc
+
+
+def push(url: str, registry: CollectorRegistry, instance: str | None = None) -> None:
+    """Add the run's metrics to a Pushgateway's group `job=reconcile, instance=...`."""
+    grouping = {"instance": instance or os.environ.get("POD_NAMESPACE") or socket.gethostname()}
+    try:
+        pushadd_to_gateway(url, job=JOB, registry=registry, grouping_key=grouping, timeout=10)
+    except OSError as exc:
+        raise MetricsError(f"--metrics-pushgateway {url}: {exc}") from exc

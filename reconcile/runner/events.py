@@ -1,0 +1,76 @@
+"""Events on parents: `SyncError` Warnings, and Normal Events for what a run did to a parent's
+children, one per parent and kind of change, with the count (a run that changes nothing
+records none)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import UTC, datetime
+
+from reconcile.engine.actions import ActionKind
+from reconcile.objects.meta import Obj, identity, metadata, name_of, namespace_of, uid_of
+from reconcile.runner.results import ActionResult
+from reconcile.secret_values import scrub
+
+_REASONS = {
+    ActionKind.CREATE: "Created",
+    ActionKind.UPDATE: "Updated",
+    ActionKind.DELETE: "Deleted",
+}
+_NAMES_SHOWN = 5
+
+
+def change_events(parent: Obj, actions: list[ActionResult]) -> list[tuple[str, str, int]]:
+    """(reason, message, count) for the children the run created, updated or deleted."""
+    done: dict[str, list[str]] = {}
+    for result in actions:
+        action = result.action
+        reason = _REASONS.get(action.kind)
+        if reason is None or not result.applied or result.unchanged:
+            continue
+        if uid_of(action.target) == uid_of(parent) and action.resource.kind == parent.get("kind"):
+            continue  # the parent itself (its finalizer, its status) is not a child
+        done.setdefault(reason, []).append(identity(action.target))
+    events = []
+    for reason, names in done.items():
+        kinds = Counter(name.split(" ", 1)[0] for name in names)
+        what = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        shown = ", ".join(names[:_NAMES_SHOWN])
+        more = f" and {len(names) - _NAMES_SHOWN} more" if len(names) > _NAMES_SHOWN else ""
+        events.append((reason, f"{reason.lower()} {what}: {shown}{more}", len(names)))
+    return events
+
+
+def event(involved: Obj, reason: str, message: str, kind: str = "Warning", count: int = 1) -> Obj:
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    namespace = namespace_of(involved) or "default"
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "generateName": f"{name_of(involved)}.",
+            "namespace": namespace,
+        },
+        "involvedObject": {
+            k: v
+            for k, v in {
+                "apiVersion": involved.get("apiVersion"),
+                "kind": involved.get("kind"),
+                "name": name_of(involved),
+                "namespace": namespace_of(involved),
+                "uid": uid_of(involved),
+                "resourceVersion": metadata(involved).get("resourceVersion"),
+            }.items()
+            if v
+        },
+        "reason": reason,
+        "message": scrub(message)[:1024],
+        "type": kind,
+        "source": {"component": "reconcile"},
+        "reportingComponent": "reconcile",
+        "reportingInstance": f"reconcile-{int(time.time())}",
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": count,
+    }
