@@ -81,6 +81,10 @@ def test_no_secret_value_reaches_a_report_a_log_or_an_event(
     report = json.loads((vault.directory / "report.json").read_text())
     assert any("leaky" in e for e in report["errors"]), report["errors"]
     events = vault.events(out)
+    if vault.backend is None:
+        # --local: Events are a record of the run, not state; the dump leaves them out
+        assert events == []
+        return
     assert any(e["reason"] == "SyncError" for e in events), events
     for event in events:
         assert_no_secret(json.dumps(event), f"Event {event['metadata']['name']}")
