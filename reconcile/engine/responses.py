@@ -25,7 +25,7 @@ class SyncResponse:
     finalized: bool = False
 
 
-def _number(data: dict[str, Any], key: str, problems: list[str]) -> float | None:
+def seconds_field(data: dict[str, Any], key: str, problems: list[str]) -> float | None:
     value = data.get(key)
     if value is None:
         return None
@@ -66,7 +66,7 @@ def parse_sync_response(data: dict[str, Any], hook: str = "sync") -> SyncRespons
     if not isinstance(finalized, bool):
         problems.append(f"finalized: must be true or false, not {finalized!r}")
         finalized = False
-    resync_after = _number(data, "resyncAfterSeconds", problems)
+    resync_after = seconds_field(data, "resyncAfterSeconds", problems)
     if problems:
         raise ResponseError(hook, problems)
     return SyncResponse(

@@ -197,13 +197,13 @@ def test_unsupported_and_stray_objects_in_controller_files(vault: Vault) -> None
     stray = vault.directory / "more-controllers.yaml"
     stray.write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: not-a-controller}\n---\n"
-        "apiVersion: metacontroller.k8s.io/v1alpha1\nkind: DecoratorController\n"
+        "apiVersion: metacontroller.k8s.io/v1alpha1\nkind: MapController\n"
         "metadata: {name: decorate-me}\nspec: {}\n"
     )
     done = vault.run("--controllers", str(stray), "--report-format", "json")
     assert done.returncode == 1
     report = json.loads(done.stdout)
-    assert any("DecoratorController decorate-me" in e for e in report["loadErrors"])
+    assert any("MapController decorate-me" in e for e in report["loadErrors"])
     assert any("ConfigMap not-a-controller" in w for w in report["warnings"])
     assert not (vault.markers / "p").exists()
     # Without the unsupported kind, the stray object is only a warning and the run goes on.

@@ -114,13 +114,13 @@ def test_unsupported_kinds_are_fatal_and_stray_objects_named(
 ) -> None:
     decorator = {
         "apiVersion": "metacontroller.k8s.io/v1alpha1",
-        "kind": "DecoratorController",
+        "kind": "MapController",
         "metadata": {"name": "deco"},
     }
     stray = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}}
     files = write(tmp_path / "c.yaml", decorator, stray, controller("ok", "http://a/"))
     loaded = load_controllers(cluster, [files], from_cluster=False)
-    assert len(loaded.fatal) == 1 and "DecoratorController deco" in loaded.fatal[0]
+    assert len(loaded.fatal) == 1 and "MapController deco" in loaded.fatal[0]
     assert loaded.warnings == [f"--controllers: ignored Service svc ({files}#1): not a controller"]
     # In --local manifests, other objects are what the controllers act on: no warning.
     local = load_controllers(cluster, [], manifest_paths=[write(tmp_path / "l.yaml", stray)])

@@ -5,4 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 CRD_DIR = Path(__file__).parent
-CRD_FILES = (CRD_DIR / "compositecontrollers.yaml", CRD_DIR / "controllerrevisions.yaml")
+CRD_FILES = (
+    CRD_DIR / "compositecontrollers.yaml",
+    CRD_DIR / "decoratorcontrollers.yaml",
+    CRD_DIR / "controllerrevisions.yaml",
+)

@@ -23,6 +23,7 @@ from reconcile.engine.applyset import ApplySetRef
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.contested import contested_parents
+from reconcile.runner.decorator import DecoratorRunner
 from reconcile.runner.execute import Executor
 from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
@@ -123,7 +124,7 @@ class Runner:
             result.manifests = self._apply_manifests(manifests, executor)
             if _holds_controllers(manifests):  # they may define or change controllers
                 loaded = self._load(result) or loaded
-        if not loaded.composite:
+        if not loaded.composite and not loaded.decorator:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
         while True:
             if result.passes:
@@ -233,6 +234,10 @@ class Runner:
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
         result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
+        decorators = DecoratorRunner(
+            self.cluster, self.hooks, executor, snapshot, self.settings.workers, budget=self.budget
+        )
+        result.controllers += [decorators.run(d) for d in loaded.decorator]
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

@@ -68,6 +68,11 @@ class Snapshot:
             return owned + [o for objs in orphans.values() for o in objs]
         return owned + orphans.get(namespace, [])
 
+    def controlled_by(self, resource: ResourceInfo, owner_uid: str) -> list[Obj]:
+        """The objects of the type whose controller is `owner_uid`."""
+        self.objects(resource)
+        return self._by_controller[resource].get(owner_uid, [])
+
     def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
         self.objects(resource)
         return self._by_name[resource].get((namespace if resource.namespaced else "", name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -15,6 +15,7 @@ from reconcile.api.composite import (
     CompositeController,
     parse_composite_controller,
 )
+from reconcile.api.decorator import DecoratorController, parse_decorator_controller
 from reconcile.api.errors import SpecError
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.memory.manifests import manifest_files
@@ -22,10 +23,12 @@ from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.objects.yamltext import load_documents
 
 log = logging.getLogger(__name__)
+_C = TypeVar("_C", CompositeController, DecoratorController)
 
-CONTROLLER_KINDS = frozenset({KIND})
+DECORATOR_KIND = "DecoratorController"
+CONTROLLER_KINDS = frozenset({KIND, DECORATOR_KIND})
 # metacontroller.k8s.io kinds this version cannot run yet: refused, never silently dropped.
-UNSUPPORTED_KINDS = frozenset({"DecoratorController", "MapController"})
+UNSUPPORTED_KINDS = frozenset({"MapController"})
 # What a --controllers file may hold besides controllers without a warning.
 _QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerRevision"})
 
@@ -33,6 +36,7 @@ _QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerR
 @dataclass
 class LoadedControllers:
     composite: list[CompositeController] = field(default_factory=list)
+    decorator: list[DecoratorController] = field(default_factory=list)
     # Invalid controllers read from the cluster: skipped and reported, the others run (one
     # team's broken controller must not stop everyone's).
     errors: list[str] = field(default_factory=list)
@@ -115,14 +119,18 @@ def load_from_files(
                         f"{option}: ignored {_describe(obj, where)}: not a controller"
                     )
                 continue
+            base_dir = str(file.parent.resolve())
             try:
-                controller = parse_composite_controller(
-                    obj, source=where, base_dir=str(file.parent.resolve())
-                )
+                if kind == DECORATOR_KIND:
+                    loaded.decorator.append(
+                        parse_decorator_controller(obj, source=where, base_dir=base_dir)
+                    )
+                else:
+                    loaded.composite.append(
+                        parse_composite_controller(obj, source=where, base_dir=base_dir)
+                    )
             except SpecError as exc:
                 loaded.spec_error(obj, exc)
-                continue
-            loaded.composite.append(controller)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -141,11 +149,19 @@ def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
             loaded.composite.append(parse_composite_controller(obj))
         except SpecError as exc:
             loaded.spec_error(obj, exc)
+    try:
+        decorators = cluster.discover(API_VERSION, "decoratorcontrollers")
+    except NotFound:
+        log.debug("the cluster has no DecoratorController CRD")
+        return
+    for obj in list_all(cluster, decorators).items:
+        try:
+            loaded.decorator.append(parse_decorator_controller(obj))
+        except SpecError as exc:
+            loaded.spec_error(obj, exc)
 
 
-def _layer(
-    base: list[CompositeController], over: list[CompositeController], what: str
-) -> list[CompositeController]:
+def _layer(base: list[_C], over: list[_C], what: str) -> list[_C]:
     """`over` replaces controllers of the same name in `base`."""
     names = {c.name for c in over}
     for controller in base:
@@ -154,14 +170,16 @@ def _layer(
     return [c for c in base if c.name not in names] + over
 
 
-def _unique(loaded: LoadedControllers, source: LoadedControllers) -> list[CompositeController]:
+def _unique(
+    loaded: LoadedControllers, source: LoadedControllers, found: list[_C], kind: str
+) -> list[_C]:
     """Within one source a name may appear once; duplicates are errors and none of them runs."""
-    names = [c.name for c in source.composite]
+    names = [c.name for c in found]
     for name in sorted({n for n in names if names.count(n) > 1}):
-        where = ", ".join(c.source for c in source.composite if c.name == name)
-        problem = f"{KIND} {name}: defined more than once ({where}); none of them runs"
+        where = ", ".join(c.source for c in found if c.name == name)
+        problem = f"{kind} {name}: defined more than once ({where}); none of them runs"
         (loaded.fatal if source.from_files else loaded.errors).append(problem)
-    return [c for c in source.composite if names.count(c.name) == 1]
+    return [c for c in found if names.count(c.name) == 1]
 
 
 def load_controllers(
@@ -187,18 +205,25 @@ def load_controllers(
         load_from_files(source_paths, file_source, recursive=recursive, option=what)
         layers.append((what, file_source))
     controllers: list[CompositeController] = []
+    decorators: list[DecoratorController] = []
     for what, source in layers:
         loaded.errors += source.errors
         loaded.fatal += source.fatal
         loaded.warnings += source.warnings
         loaded.sources += source.sources
-        controllers = _layer(controllers, _unique(loaded, source), what)
+        controllers = _layer(controllers, _unique(loaded, source, source.composite, KIND), what)
+        decorators = _layer(
+            decorators, _unique(loaded, source, source.decorator, DECORATOR_KIND), what
+        )
     if only:
-        for name in sorted(only - {c.name for c in controllers}):
+        known = {c.name for c in controllers} | {d.name for d in decorators}
+        for name in sorted(only - known):
             loaded.fatal.append(f"--controller {name}: no such controller")
         controllers = [c for c in controllers if c.name in only]
+        decorators = [d for d in decorators if d.name in only]
     controllers = _without_certain_overlaps(controllers, loaded)
     loaded.composite = sorted(controllers, key=lambda c: c.name)
+    loaded.decorator = sorted(decorators, key=lambda d: d.name)
     return loaded
 
 

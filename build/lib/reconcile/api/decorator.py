@@ -1,0 +1,189 @@
+"""DecoratorController (metacontroller.k8s.io/v1alpha1): the typed spec and its parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconcile.api.composite import GROUP, UpdateMethod
+from reconcile.api.errors import SpecError
+from reconcile.api.fields import Fields
+from reconcile.api.hooks import HookSpec
+from reconcile.api.hooks_parse import optional_hook
+from reconcile.objects.selectors import (
+    LabelSelector,
+    Requirement,
+    SelectorError,
+    label_selector_from_spec,
+)
+
+KIND = "DecoratorController"
+# Attachments carry this annotation with the decorator's name: without it, an object the target
+# controls is not the decorator's.
+DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller"
+ATTACHMENT_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMethod.IN_PLACE)
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    """Targets: objects of this resource matching both selectors. A rule matches by API group
+    and resource, whatever the version."""
+
+    api_version: str
+    resource: str
+    label_selector: LabelSelector
+    annotation_selector: LabelSelector
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+        return self.label_selector.matches_labels(labels) and (
+            self.annotation_selector.matches_labels(annotations)
+        )
+
+
+@dataclass(frozen=True)
+class AttachmentRule:
+    api_version: str
+    resource: str
+    update_method: UpdateMethod = UpdateMethod.ON_DELETE
+
+
+@dataclass(frozen=True)
+class DecoratorHooks:
+    sync: HookSpec
+    finalize: HookSpec | None = None
+    customize: HookSpec | None = None
+
+
+@dataclass(frozen=True)
+class DecoratorController:
+    name: str
+    resources: tuple[ResourceRule, ...]
+    attachments: tuple[AttachmentRule, ...]
+    hooks: DecoratorHooks
+    raw: dict[str, Any]  # the whole object, sent to hooks as `controller`
+    resync_period: float | None = None
+    source: str = "cluster"  # a file path, or "cluster"
+
+    @property
+    def finalizer(self) -> str:
+        return f"metacontroller.io/decoratorcontroller-{self.name}"
+
+    @property
+    def kind(self) -> str:
+        return KIND
+
+
+def _label_selector(fields: Fields, key: str) -> LabelSelector:
+    try:
+        return label_selector_from_spec(fields.data.get(key), fields.at(key))
+    except SelectorError as exc:
+        raise SpecError(fields.where, fields.at(key), str(exc)) from exc
+
+
+def _annotation_selector(fields: Fields) -> LabelSelector:
+    """`matchAnnotations` / `matchExpressions`, read as a label selector over annotations
+    (annotation values are not label values: any string may be matched)."""
+    selector = fields.child("annotationSelector")
+    selector.reject_unknown({"matchAnnotations", "matchExpressions"})
+    requirements = [
+        Requirement(key, "Equals", (value,))
+        for key, value in sorted(selector.string_map("matchAnnotations").items())
+    ]
+    try:
+        expressions = label_selector_from_spec(
+            {"matchExpressions": selector.data.get("matchExpressions") or []},
+            selector.at("matchExpressions"),
+        )
+    except SelectorError as exc:
+        raise SpecError(selector.where, selector.at("matchExpressions"), str(exc)) from exc
+    return LabelSelector((*requirements, *expressions.requirements))
+
+
+def _resource(fields: Fields) -> ResourceRule:
+    fields.reject_unknown({"apiVersion", "resource", "labelSelector", "annotationSelector"})
+    return ResourceRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        label_selector=_label_selector(fields, "labelSelector"),
+        annotation_selector=_annotation_selector(fields),
+    )
+
+
+def _attachment(fields: Fields) -> AttachmentRule:
+    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    strategy = fields.child("updateStrategy")
+    strategy.reject_unknown({"method"})
+    text = strategy.string("method", UpdateMethod.ON_DELETE.value)
+    if text not in {m.value for m in ATTACHMENT_METHODS}:
+        choices = ", ".join(m.value for m in ATTACHMENT_METHODS)
+        raise strategy.error("method", f"{text!r} is not one of {choices}")
+    return AttachmentRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        update_method=UpdateMethod(text),
+    )
+
+
+def parse_decorator_controller(
+    obj: dict[str, Any], source: str = "cluster", base_dir: str | None = None
+) -> DecoratorController:
+    """Validate a DecoratorController object; SpecError names the controller and the field.
+
+    `base_dir` (the directory of the file it came from) is where command hooks run by default.
+    """
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    where = f"{KIND} {name or '(unnamed)'}"
+    if source != "cluster":
+        where += f" ({source})"
+    root = Fields(where, "", obj)
+    if not name:
+        raise root.error("metadata.name", "is required")
+    spec = root.child("spec")
+    spec.reject_unknown({"resources", "attachments", "hooks", "resyncPeriodSeconds"})
+    resources = tuple(_resource(r) for r in spec.children("resources"))
+    if not resources:
+        raise spec.error("resources", "is required: at least one rule")
+    attachments = tuple(_attachment(a) for a in spec.children("attachments"))
+    seen: dict[tuple[str, str], int] = {}
+    for i, rule in enumerate(attachments):
+        key = (rule.api_version, rule.resource)
+        if key in seen:
+            raise spec.error(
+                f"attachments[{i}]",
+                f"{rule.resource} ({rule.api_version}) is already listed"
+                f" at attachments[{seen[key]}]",
+            )
+        seen[key] = i
+    hooks = spec.child("hooks")
+    hooks.reject_unknown({"sync", "finalize", "customize"})
+    sync = optional_hook(hooks, "sync", where, base_dir)
+    if sync is None:
+        raise hooks.error("sync", "is required")
+    return DecoratorController(
+        name=name,
+        resources=resources,
+        attachments=attachments,
+        hooks=DecoratorHooks(
+            sync=sync,
+            finalize=optional_hook(hooks, "finalize", where, base_dir),
+            customize=optional_hook(hooks, "customize", where, base_dir),
+        ),
+        raw=obj,
+        resync_period=spec.number("resyncPeriodSeconds", minimum=0),
+        source=source,
+    )
+
+
+__all__ = [
+    "DECORATOR_ANNOTATION",
+    "GROUP",
+    "KIND",
+    "AttachmentRule",
+    "DecoratorController",
+    "DecoratorHooks",
+    "ResourceRule",
+    "parse_decorator_controller",
+]

@@ -1,0 +1,183 @@
+"""One pass of one DecoratorController: resolve its resources, then sync every target."""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from reconcile.api.decorator import DecoratorController
+from reconcile.api.hooks import HookSpec
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.protocol import Cluster
+from reconcile.engine.decorator import (
+    AttachmentType,
+    finalizing,
+    is_attachment,
+    parse_response,
+    plan_target,
+    sync_request,
+)
+from reconcile.engine.responses import ResponseError
+from reconcile.hooks import HookCaller, HookError
+from reconcile.objects.meta import Obj, identity, uid_of
+from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.events import change_events
+from reconcile.runner.execute import Executor
+from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
+from reconcile.runner.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+class DecoratorRunner:
+    """Syncs the targets of one decorator in one pass, `workers` at a time."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        hooks: HookCaller,
+        executor: Executor,
+        snapshot: Snapshot,
+        workers: int,
+        *,
+        budget: Budget | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.hooks = hooks
+        self.executor = executor
+        self.snapshot = snapshot
+        self.workers = max(1, workers)
+        self.budget = budget or Budget()
+
+    def run(self, controller: DecoratorController) -> ControllerResult:
+        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        where = f"DecoratorController {controller.name}"
+        try:
+            self.budget.check(where)
+            rules = [
+                (rule, self.cluster.discover(rule.api_version, rule.resource))
+                for rule in controller.resources
+            ]
+            types = [
+                AttachmentType(rule, self.cluster.discover(rule.api_version, rule.resource))
+                for rule in controller.attachments
+            ]
+            work: list[tuple[ResourceInfo, Obj, bool]] = []
+            for rule, resource in rules:
+                for obj in self.snapshot.objects(resource):
+                    matches = rule.matches(obj)
+                    if matches or finalizing(controller, obj, matches):
+                        work.append((resource, obj, matches))
+        except BudgetExhausted:
+            result.stopped = True
+            return result
+        except ApiError as exc:
+            result.errors.append(f"{where}: {exc.message}")
+            return result
+        if any(not t.resource.namespaced for t in types) and any(r.namespaced for _, r in rules):
+            result.errors.append(
+                f"{where}: spec.attachments: a namespaced target cannot have cluster-scoped "
+                "attachments"
+            )
+            return result
+
+        def sync(item: tuple[ResourceInfo, Obj, bool]) -> ParentResult | None:
+            if self.budget.expired:
+                return None
+            resource, target, matches = item
+            return self._sync(controller, resource, types, target, matches)
+
+        if self.workers == 1 or len(work) <= 1:
+            synced = [sync(item) for item in work]
+        else:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="target") as pool:
+                synced = list(pool.map(sync, work))
+        result.parents = [p for p in synced if p is not None]
+        result.not_synced = len(synced) - len(result.parents)
+        return result
+
+    def _sync(
+        self,
+        controller: DecoratorController,
+        resource: ResourceInfo,
+        types: list[AttachmentType],
+        target: Obj,
+        matches: bool,
+    ) -> ParentResult:
+        finalize = finalizing(controller, target, matches)
+        hook = controller.hooks.finalize if finalize and controller.hooks.finalize else None
+        mode = "finalize" if hook is not None else "sync"
+        result = ParentResult(controller.name, identity(target), mode)
+        hook = hook or controller.hooks.sync
+        try:
+            observed = {
+                kind.key: [
+                    obj
+                    for obj in self.snapshot.controlled_by(kind.resource, uid_of(target))
+                    if is_attachment(controller, target, obj)
+                ]
+                for kind in types
+            }
+            request = sync_request(
+                controller, target, resource.namespaced, observed, {}, finalizing=finalize
+            )
+            response = parse_response(self._call(hook, request, result), hook.name)
+            result.resync_after = response.resync_after
+            plan = plan_target(
+                controller, resource, target, types, observed, response, finalizing=finalize
+            )
+            result.waits += plan.waits
+            self.executor.execute(plan.actions, result.actions)
+        except BudgetExhausted as exc:
+            result.interrupted = True
+            result.errors.append(f"{result.parent}: {exc}")
+            return result
+        except (HookError, ResponseError, ApiError) as exc:
+            message = str(exc)
+            result.errors.append(f"{result.parent}: {message}")
+            log.warning("%s: %s", result.parent, message)
+            self.executor.record_event(target, "SyncError", message)
+            return result
+        for reason, message, count in change_events(target, result.actions):
+            self.executor.record_event(target, reason, message, normal=True, count=count)
+        failed = next((a for a in result.actions if a.error and not a.held), None)
+        if failed is not None:
+            message = f"{failed.action.describe()} failed: {failed.error}"
+            result.errors.append(f"{result.parent}: {message}")
+            self.executor.record_event(target, "SyncError", message)
+        return result
+
+    def _call(self, hook: HookSpec, request: dict[str, Any], result: ParentResult) -> Any:
+        started = time.monotonic()
+        method = "POST" if hook.webhook is not None else "exec"
+        try:
+            outcome = self.hooks.call(hook, request)
+        except HookError as exc:
+            code = str(exc.status) if exc.status is not None else "0"
+            result.hooks.append(
+                HookCall(
+                    hook.name,
+                    hook.target,
+                    Outcome.FAILED,
+                    time.monotonic() - started,
+                    exc.message,
+                    method,
+                    code,
+                )
+            )
+            raise
+        succeeded = "200" if hook.webhook is not None else "0"
+        result.hooks.append(
+            HookCall(
+                hook.name,
+                hook.target,
+                Outcome.CACHED if outcome.cached else Outcome.OK,
+                outcome.duration,
+                method=method,
+                code="304" if outcome.cached else succeeded,
+            )
+        )
+        return outcome.response

@@ -1,0 +1,326 @@
+"""DecoratorController decisions, pure: which objects are a decorator's targets and attachments,
+its hook's request, the response read, and the actions that apply it to one target.
+
+A target's labels and annotations are merged (a `null` value deletes the key, keys not mentioned
+stay), its status replaced when the hook returns one; attachments are the target's children that
+carry the decorator's annotation, applied with the children's three-way apply and deleted when
+no longer desired. Nothing else the target controls is ever touched, and nothing is adopted.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconcile.api.composite import UpdateMethod
+from reconcile.api.decorator import DECORATOR_ANNOTATION, AttachmentRule, DecoratorController
+from reconcile.engine import apply
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.keys import relative_key
+from reconcile.engine.ownership import owner_reference
+from reconcile.engine.responses import ResponseError, seconds_field
+from reconcile.objects.meta import (
+    Obj,
+    annotations_of,
+    controller_ref,
+    identity,
+    is_deleting,
+    metadata,
+    name_of,
+    namespace_of,
+    uid_of,
+)
+from reconcile.objects.resource import ResourceInfo
+
+
+@dataclass(frozen=True)
+class AttachmentType:
+    rule: AttachmentRule
+    resource: ResourceInfo
+
+    @property
+    def key(self) -> str:
+        return self.resource.key
+
+
+@dataclass
+class DecoratorResponse:
+    labels: dict[str, str | None] = field(default_factory=dict)
+    annotations: dict[str, str | None] = field(default_factory=dict)
+    status: dict[str, Any] | None = None
+    attachments: list[Obj] = field(default_factory=list)
+    resync_after: float | None = None
+    finalized: bool = False
+
+
+def is_attachment(controller: DecoratorController, target: Obj, obj: Obj) -> bool:
+    """Controlled by the target and marked as this decorator's."""
+    ref = controller_ref(obj)
+    return (
+        ref is not None
+        and ref.get("uid") == uid_of(target)
+        and annotations_of(obj).get(DECORATOR_ANNOTATION) == controller.name
+    )
+
+
+def finalizing(controller: DecoratorController, target: Obj, matches: bool) -> bool:
+    """The finalize hook's turn: the target is being deleted, or it no longer matches the
+    selectors while it still carries the decorator's finalizer (it opted out)."""
+    if controller.hooks.finalize is None:
+        return False
+    has_finalizer = controller.finalizer in (metadata(target).get("finalizers") or [])
+    return (is_deleting(target) and has_finalizer) or (not matches and has_finalizer)
+
+
+def sync_request(
+    controller: DecoratorController,
+    target: Obj,
+    target_namespaced: bool,
+    attachments: dict[str, list[Obj]],
+    related: dict[str, list[Obj]],
+    *,
+    finalizing: bool,
+) -> dict[str, Any]:
+    def keyed(groups: dict[str, list[Obj]]) -> dict[str, dict[str, Obj]]:
+        return {
+            key: {relative_key(target_namespaced, obj): obj for obj in objs}
+            for key, objs in groups.items()
+        }
+
+    return {
+        "controller": controller.raw,
+        "object": target,
+        "attachments": keyed(attachments),
+        "related": keyed(related),
+        "finalizing": finalizing,
+    }
+
+
+def parse_response(data: Any, hook: str) -> DecoratorResponse:
+    if not isinstance(data, dict):
+        raise ResponseError(hook, ["the response must be a JSON object"])
+    problems: list[str] = []
+    response = DecoratorResponse()
+    for key in ("labels", "annotations"):
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict) or not all(
+            isinstance(v, str) or v is None for v in value.values()
+        ):
+            problems.append(f"{key}: must be a map of strings (null deletes a key)")
+            continue
+        setattr(response, key, {str(k): v for k, v in value.items()})
+    status = data.get("status")
+    if status is not None and not isinstance(status, dict):
+        problems.append(f"status: must be an object or null, not {type(status).__name__}")
+    else:
+        response.status = status
+    raw = data.get("attachments") or []
+    if not isinstance(raw, list):
+        problems.append("attachments: must be a list of objects")
+        raw = []
+    for i, item in enumerate(raw):
+        where = f"attachments[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        for key in ("apiVersion", "kind"):
+            if not isinstance(item.get(key), str) or not item.get(key):
+                problems.append(f"{where}.{key}: is required")
+        meta = item.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            problems.append(f"{where}.metadata.name: is required")
+        response.attachments.append(item)
+    finalized = data.get("finalized")
+    if finalized is not None and not isinstance(finalized, bool):
+        problems.append(f"finalized: must be true or false, not {finalized!r}")
+    response.finalized = bool(finalized)
+    response.resync_after = seconds_field(data, "resyncAfterSeconds", problems)
+    if problems:
+        raise ResponseError(hook, problems)
+    return response
+
+
+@dataclass
+class TargetPlan:
+    actions: list[Action] = field(default_factory=list)
+    waits: list[str] = field(default_factory=list)
+
+
+def plan_target(
+    controller: DecoratorController,
+    target_resource: ResourceInfo,
+    target: Obj,
+    types: list[AttachmentType],
+    observed: dict[str, list[Obj]],
+    response: DecoratorResponse,
+    *,
+    finalizing: bool,
+) -> TargetPlan:
+    """The writes for one target, in order: the target's own update (labels, annotations,
+    finalizer, and its status when it has no status subresource), attachment deletes, creates
+    and updates, the status, and the finalizer's removal after `finalized: true`. Raises
+    ResponseError for attachments it cannot accept (then nothing is written)."""
+    plan = TargetPlan()
+    by_kind = {(t.resource.api_version, t.resource.kind): t for t in types}
+    desired: dict[tuple[str, str, str], tuple[AttachmentType, Obj]] = {}
+    problems = []
+    for i, item in enumerate(response.attachments):
+        kind = by_kind.get((str(item["apiVersion"]), str(item["kind"])))
+        if kind is None:
+            problems.append(
+                f"attachments[{i}]: {item['kind']} ({item['apiVersion']}) is not one of the "
+                "controller's attachments"
+            )
+            continue
+        wanted = _as_attachment(controller, target, target_resource, kind, item)
+        same_namespace = namespace_of(wanted) == namespace_of(target)
+        if kind.resource.namespaced and target_resource.namespaced and not same_namespace:
+            problems.append(
+                f"attachments[{i}]: {identity(wanted)} is not in the target's namespace "
+                f"{namespace_of(target)}"
+            )
+            continue
+        desired[(kind.key, namespace_of(wanted), name_of(wanted))] = (kind, wanted)
+    if problems:
+        raise ResponseError("finalize" if finalizing else "sync", problems)
+
+    target_after = _target_update(controller, target, target_resource, response, finalizing)
+    if target_after is not None:
+        plan.actions.append(
+            Action(
+                ActionKind.UPDATE,
+                target_resource,
+                target,
+                target_after,
+                "labels, annotations or finalizer",
+            )
+        )
+    for kind in types:
+        for obj in observed.get(kind.key, []):
+            key = (kind.key, namespace_of(obj), name_of(obj))
+            if key not in desired and not is_deleting(obj):
+                plan.actions.append(
+                    Action(ActionKind.DELETE, kind.resource, obj, None, "no longer desired")
+                )
+    current = {
+        (kind.key, namespace_of(o), name_of(o)): o
+        for kind in types
+        for o in observed.get(kind.key, [])
+    }
+    for key, (kind, wanted) in desired.items():
+        existing = current.get(key)
+        if existing is None:
+            plan.actions.append(
+                Action(
+                    ActionKind.CREATE,
+                    kind.resource,
+                    None,
+                    apply.prepare_desired(wanted),
+                    "desired, missing",
+                )
+            )
+            continue
+        if is_deleting(existing):
+            plan.waits.append(f"{identity(existing)} is being deleted before it is created again")
+            continue
+        merged = apply.apply(existing, wanted)
+        if not apply.needs_update(existing, merged):
+            continue
+        method = kind.rule.update_method
+        if method is UpdateMethod.IN_PLACE:
+            plan.actions.append(
+                Action(ActionKind.UPDATE, kind.resource, existing, merged, "differs from desired")
+            )
+        elif method is UpdateMethod.RECREATE:
+            plan.actions.append(
+                Action(
+                    ActionKind.DELETE,
+                    kind.resource,
+                    existing,
+                    None,
+                    "differs from desired (Recreate)",
+                )
+            )
+    if response.status is not None and target_resource.has_status:
+        wanted_status = copy.deepcopy(response.status)
+        if not apply.json_equal(target.get("status"), wanted_status):
+            after = copy.deepcopy(target_after or target)
+            after["status"] = wanted_status
+            plan.actions.append(
+                Action(ActionKind.STATUS, target_resource, target, after, "status from the hook")
+            )
+    if finalizing and response.finalized:
+        remaining = [
+            f for f in metadata(target).get("finalizers") or [] if f != controller.finalizer
+        ]
+        after = copy.deepcopy(target_after or target)
+        metadata(after)["finalizers"] = remaining
+        plan.actions.append(
+            Action(ActionKind.REMOVE_FINALIZER, target_resource, target, after, "finalized")
+        )
+    return plan
+
+
+def _target_update(
+    controller: DecoratorController,
+    target: Obj,
+    resource: ResourceInfo,
+    response: DecoratorResponse,
+    finalizing: bool,
+) -> Obj | None:
+    """The target with the hook's labels and annotations merged (and the finalizer added, and
+    the status when the resource has no status subresource); None when nothing changes."""
+    after = copy.deepcopy(target)
+    meta = metadata(after)
+    for key, changes in (("labels", response.labels), ("annotations", response.annotations)):
+        current = dict(meta.get(key) or {})
+        for name, value in changes.items():
+            if value is None:
+                current.pop(name, None)
+            else:
+                current[name] = value
+        if current:
+            meta[key] = current
+        else:
+            meta.pop(key, None)
+    if controller.hooks.finalize is not None and not finalizing and not is_deleting(target):
+        finalizers = list(meta.get("finalizers") or [])
+        if controller.finalizer not in finalizers:
+            meta["finalizers"] = [*finalizers, controller.finalizer]
+    if response.status is not None and not resource.has_status:
+        after["status"] = copy.deepcopy(response.status)
+    if apply.json_equal(after, target):
+        return None
+    return after
+
+
+def _as_attachment(
+    controller: DecoratorController,
+    target: Obj,
+    target_resource: ResourceInfo,
+    kind: AttachmentType,
+    item: Obj,
+) -> Obj:
+    wanted = copy.deepcopy(item)
+    meta = wanted.setdefault("metadata", {})
+    if kind.resource.namespaced and target_resource.namespaced and not meta.get("namespace"):
+        meta["namespace"] = namespace_of(target)
+    meta["annotations"] = {**(meta.get("annotations") or {}), DECORATOR_ANNOTATION: controller.name}
+    refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid_of(target)]
+    meta["ownerReferences"] = [*refs, owner_reference(target)]
+    return wanted
+
+
+__all__ = [
+    "AttachmentType",
+    "DecoratorResponse",
+    "TargetPlan",
+    "finalizing",
+    "is_attachment",
+    "parse_response",
+    "plan_target",
+    "sync_request",
+]
