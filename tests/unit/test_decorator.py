@@ -1,0 +1,153 @@
+"""DecoratorController, pure: the spec, the response, and the plan for one target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconcile.api.decorator import parse_decorator_controller
+from reconcile.api.errors import SpecError
+from reconcile.engine.actions import ActionKind
+from reconcile.engine.decorator import (
+    AttachmentType,
+    finalizing,
+    parse_response,
+    plan_target,
+)
+from reconcile.engine.responses import ResponseError
+from reconcile.objects.resource import ResourceInfo
+
+WITH_STATUS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, has_status=True)
+WITHOUT_STATUS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, has_status=False)
+CONFIGMAPS = ResourceInfo("", "v1", "configmaps", "ConfigMap", True)
+
+
+def spec(**overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "resources": [
+            {
+                "apiVersion": "example.com/v1",
+                "resource": "gadgets",
+                "annotationSelector": {
+                    "matchAnnotations": {"team": "blue"},
+                    "matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}],
+                },
+            }
+        ],
+        "attachments": [{"apiVersion": "v1", "resource": "configmaps"}],
+        "hooks": {"sync": {"webhook": {"url": "http://hooks/sync"}}},
+    }
+    body.update(overrides)
+    return {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "DecoratorController",
+        "metadata": {"name": "d"},
+        "spec": body,
+    }
+
+
+def target(**meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g", "namespace": "ns", "uid": "u1", "resourceVersion": "5", **meta},
+        "spec": {},
+    }
+
+
+def test_the_spec_is_read_and_selectors_match_annotations() -> None:
+    controller = parse_decorator_controller(spec())
+    (rule,) = controller.resources
+    assert rule.matches(target(annotations={"team": "blue"}))
+    assert not rule.matches(target(annotations={"team": "blue", "skip": "x"}))
+    assert not rule.matches(target(annotations={"team": "red"}))
+    assert controller.finalizer == "metacontroller.io/decoratorcontroller-d"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"resources": []}, "spec.resources: is required"),
+        (
+            {
+                "attachments": [
+                    {
+                        "apiVersion": "v1",
+                        "resource": "pods",
+                        "updateStrategy": {"method": "RollingRecreate"},
+                    }
+                ]
+            },
+            "spec.attachments[0].updateStrategy.method: 'RollingRecreate' is not one of",
+        ),
+        (
+            {"attachments": [{"apiVersion": "v1", "resource": "pods"}] * 2},
+            "spec.attachments[1]: pods (v1) is already listed",
+        ),
+        ({"hooks": {}}, "spec.hooks.sync: is required"),
+    ],
+)
+def test_invalid_specs_name_the_field(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        parse_decorator_controller(spec(**overrides))
+    assert message in str(refused.value)
+
+
+def test_invalid_responses_are_refused_whole() -> None:
+    with pytest.raises(ResponseError) as refused:
+        parse_response(
+            {"labels": {"a": 1}, "attachments": [{"apiVersion": "v1", "kind": "ConfigMap"}]},
+            "sync",
+        )
+    assert "labels: must be a map of strings" in str(refused.value)
+    assert "attachments[0].metadata.name: is required" in str(refused.value)
+
+
+def plan(
+    resource: ResourceInfo, observed_target: dict[str, Any], data: dict[str, Any]
+) -> list[Any]:
+    controller = parse_decorator_controller(spec())
+    types = [AttachmentType(controller.attachments[0], CONFIGMAPS)]
+    response = parse_response(data, "sync")
+    return plan_target(
+        controller,
+        resource,
+        observed_target,
+        types,
+        {CONFIGMAPS.key: []},
+        response,
+        finalizing=False,
+    ).actions
+
+
+def test_labels_merge_with_null_removal_and_nothing_to_do_is_nothing() -> None:
+    (update,) = plan(
+        WITH_STATUS, target(labels={"a": "1", "b": "2"}), {"labels": {"b": None, "c": "3"}}
+    )
+    assert update.kind is ActionKind.UPDATE
+    assert update.after["metadata"]["labels"] == {"a": "1", "c": "3"}
+    assert update.after["metadata"]["resourceVersion"] == "5"  # the precondition
+    assert plan(WITH_STATUS, target(labels={"a": "1"}), {"labels": {"a": "1", "z": None}}) == []
+
+
+def test_status_goes_through_the_subresource_when_there_is_one() -> None:
+    (status,) = plan(WITH_STATUS, target(), {"status": {"ok": True}})
+    assert status.kind is ActionKind.STATUS and status.after["status"] == {"ok": True}
+    (update,) = plan(WITHOUT_STATUS, target(), {"status": {"ok": True}})
+    assert update.kind is ActionKind.UPDATE and update.after["status"] == {"ok": True}
+
+
+def test_finalize_runs_on_opt_out_only_with_the_finalizer() -> None:
+    controller = parse_decorator_controller(
+        spec(
+            hooks={
+                "sync": {"webhook": {"url": "http://h/s"}},
+                "finalize": {"webhook": {"url": "http://h/f"}},
+            }
+        )
+    )
+    held = target(finalizers=[controller.finalizer])
+    assert finalizing(controller, held, matches=False)
+    assert not finalizing(controller, held, matches=True)
+    assert not finalizing(controller, target(), matches=False)
