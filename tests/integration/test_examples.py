@@ -124,3 +124,22 @@ def test_configmap_propagation(
         assert_second_run_sends_no_writes(backend, controller)
         backend.admin.delete(cms, name, namespace="default")
         backend.admin.delete(props, name)
+
+
+def test_bucket_quota(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    """A DecoratorController that writes its targets' status."""
+    loaded = example("bucket-quota", "crd.yaml", "bucket.yaml")
+    ns = loaded.name("storage")
+    buckets = backend.admin.discover("example.com/v1", "buckets")
+    with controller_file("bucket-quota", variant, tmp_path) as controller:
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        logs = backend.admin.get(buckets, "logs", namespace=ns)
+        assert labels_of(logs)["quota.example.com/tier"] == "large"
+        assert logs["status"] == {"quotaBytes": 150 * 2**30, "tier": "large"}
+        scratch = backend.admin.get(buckets, "scratch", namespace=ns)
+        assert "quota.example.com/tier" not in labels_of(scratch)
+        assert not scratch.get("status")
+        assert_second_run_sends_no_writes(backend, controller)

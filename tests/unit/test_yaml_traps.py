@@ -43,9 +43,10 @@ from reconcile.runner.sources import yaml_documents
         ("0b101", 5),
         ("-0b11", -3),
         ("1_000", 1000),
-        ("0759", 759.0),  # not octal: go-yaml falls back to a float
-        ("08", 8.0),
-        ("1e3", 1000.0),
+        ("0759", 759),  # not octal: go-yaml reads a float, which goes out as 759
+        ("08", 8),
+        ("1e3", 1000),  # a whole float64: Go's JSON writes it as an integer
+        ("3.0", 3),
         ("1.5", 1.5),
         (".5", 0.5),
         ("+1", 1),
