@@ -132,9 +132,9 @@ def _construct_plain(loader: _SafeLoader, node: yaml.ScalarNode) -> Any:
     if number is not None:
         return number
     if _GO_FLOAT.match(plain):
-        number = float(plain)
+        decimal = float(plain)
         # Go writes a whole float64 below 1e21 as an integer (`1e3` goes out as 1000)
-        return int(number) if number.is_integer() and abs(number) < 1e21 else number
+        return int(decimal) if decimal.is_integer() and abs(decimal) < 1e21 else decimal
     return text
 
 
