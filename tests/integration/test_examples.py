@@ -5,9 +5,11 @@ backend)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import labels_of, metadata
 from tests.support.backends import Backend
 from tests.support.controllers import run
@@ -15,6 +17,7 @@ from tests.support.examples import (
     ExampleLoader,
     controller_file,
 )
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["command", "webhook"])
@@ -143,3 +146,79 @@ def test_bucket_quota(
         assert "quota.example.com/tier" not in labels_of(scratch)
         assert not scratch.get("status")
         assert_second_run_sends_no_writes(backend, controller)
+
+
+def statefulset_pods(backend: Backend, sts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The StatefulSet's Pods: made by the real StatefulSet controller on the live backend (the
+    test control plane runs it), made here on the memory backend, as that controller would."""
+    pods = backend.admin.discover("v1", "pods")
+    namespace, name = metadata(sts)["namespace"], metadata(sts)["name"]
+    replicas = int(sts["spec"]["replicas"])
+    if backend.name == "memory":
+        template = sts["spec"]["template"]
+        for ordinal in range(replicas):
+            backend.admin.create(
+                pods,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{name}-{ordinal}",
+                        "namespace": namespace,
+                        "labels": template["metadata"]["labels"],
+                        "annotations": template["metadata"]["annotations"],
+                        "ownerReferences": [owner_reference(sts)],
+                    },
+                    "spec": template["spec"],
+                },
+            )
+
+    def all_there() -> list[dict[str, Any]]:
+        found = [
+            p
+            for p in backend.admin.list(pods, namespace=namespace).items
+            if metadata(p)["name"].startswith(f"{name}-")
+        ]
+        assert len(found) == replicas, f"{len(found)} of {replicas} pods"
+        return found
+
+    return eventually(all_there, what="the StatefulSet's pods", timeout=60)
+
+
+def test_service_per_pod(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    """Two DecoratorControllers on real StatefulSet Pods: each Pod labelled with its name, a
+    Service per Pod, and the Services removed by the finalize hook when the StatefulSet opts
+    out."""
+    loaded = example("service-per-pod", "statefulset.yaml")
+    ns = loaded.name("service-per-pod")
+    statefulsets = backend.admin.discover("apps/v1", "statefulsets")
+    services = backend.admin.discover("v1", "services")
+    pods = backend.admin.discover("v1", "pods")
+    sts = backend.admin.get(statefulsets, "nginx", namespace=ns)
+    statefulset_pods(backend, sts)
+    with controller_file("service-per-pod", variant, tmp_path) as controller:
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        for ordinal in range(3):
+            pod = backend.admin.get(pods, f"nginx-{ordinal}", namespace=ns)
+            assert labels_of(pod)["pod-name"] == f"nginx-{ordinal}"
+            service = backend.admin.get(services, f"nginx-{ordinal}", namespace=ns)
+            assert service["spec"]["selector"] == {"pod-name": f"nginx-{ordinal}"}
+            assert service["spec"]["ports"][0]["targetPort"] == 8080
+        assert_second_run_sends_no_writes(backend, controller)
+        # opting out: the finalize hook removes the Services, then the finalizer goes
+        sts = backend.admin.get(statefulsets, "nginx", namespace=ns)
+        del metadata(sts)["annotations"]["service-per-pod-ports"]
+        backend.admin.update(statefulsets, sts)
+        opted_out = run(backend, controller)
+        assert opted_out.errors == [] and opted_out.converged, opted_out.errors
+    remaining = [
+        s
+        for s in backend.admin.list(services, namespace=ns).items
+        if metadata(s)["name"].startswith("nginx-")
+    ]
+    assert remaining == []
+    after = backend.admin.get(statefulsets, "nginx", namespace=ns)
+    assert not metadata(after).get("finalizers")

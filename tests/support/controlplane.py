@@ -156,7 +156,7 @@ class ControlPlane:
             [
                 str(self.bin_dir / "kube-controller-manager"),
                 f"--kubeconfig={w / 'controller-manager.kubeconfig'}",
-                "--controllers=garbagecollector,namespace,clusterrole-aggregation",
+                "--controllers=garbagecollector,namespace,clusterrole-aggregation,statefulset",
                 "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",

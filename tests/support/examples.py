@@ -155,7 +155,7 @@ def webhook_controller(example: str, base_url: str, directory: Path) -> Path:
     assert "http://127.0.0.1:8080" in text
     path = directory / "controller.yaml"
     path.write_text(text.replace("http://127.0.0.1:8080", base_url))
-    yaml.safe_load(path.read_text())
+    list(yaml.safe_load_all(path.read_text()))  # valid YAML, one document or more
     return path
 
 
