@@ -78,21 +78,19 @@ def sync_request(
     target: Obj,
     target_namespaced: bool,
     attachments: dict[str, list[Obj]],
-    related: dict[str, list[Obj]],
+    related: dict[str, dict[str, Obj]],
     *,
     finalizing: bool,
 ) -> dict[str, Any]:
-    def keyed(groups: dict[str, list[Obj]]) -> dict[str, dict[str, Obj]]:
-        return {
-            key: {relative_key(target_namespaced, obj): obj for obj in objs}
-            for key, objs in groups.items()
-        }
-
+    """`related` is keyed already (as the customize hook's objects are)."""
     return {
         "controller": controller.raw,
         "object": target,
-        "attachments": keyed(attachments),
-        "related": keyed(related),
+        "attachments": {
+            key: {relative_key(target_namespaced, obj): obj for obj in objs}
+            for key, objs in attachments.items()
+        },
+        "related": related,
         "finalizing": finalizing,
     }
 

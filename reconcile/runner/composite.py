@@ -28,10 +28,8 @@ from reconcile.engine.composite import (
     plan_parent,
     sync_request,
 )
-from reconcile.engine.keys import relative_key
 from reconcile.engine.ownership import ClaimResult
 from reconcile.engine.responses import (
-    RelatedRule,
     ResponseError,
     SyncResponse,
     parse_customize_response,
@@ -49,12 +47,13 @@ from reconcile.engine.rollout import (
     rollout_response,
 )
 from reconcile.hooks import HookCaller, HookError
-from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
+from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
 from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
+from reconcile.runner.related import related_objects
 from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
@@ -344,24 +343,4 @@ class CompositeRunner:
         if hook is None:
             return {}
         rules = parse_customize_response(self._call(hook, customize_request(ctx), result))
-        related: dict[str, dict[str, Obj]] = {}
-        for i, rule in enumerate(rules):
-            try:
-                resource = self.cluster.discover(rule.api_version, rule.resource)
-            except ApiError as exc:
-                raise ResponseError("customize", [f"relatedResources[{i}]: {exc.message}"]) from exc
-            group = related.setdefault(resource.key, {})
-            for obj in self._select_related(ctx, resource, rule):
-                group[relative_key(ctx.namespaced, obj)] = obj
-        return related
-
-    def _select_related(self, ctx: Context, resource: ResourceInfo, rule: RelatedRule) -> list[Obj]:
-        namespace: str | None = None
-        if resource.namespaced:
-            # A namespaced parent sees related objects of its own namespace only.
-            namespace = namespace_of(ctx.parent) if ctx.namespaced else rule.namespace
-        objects = self.snapshot.in_namespace(resource, namespace)
-        if rule.selector is not None:
-            return [o for o in objects if rule.selector.matches(o)]
-        names = set(rule.names)
-        return [o for o in objects if not names or name_of(o) in names]
+        return related_objects(self.cluster, self.snapshot, rules, ctx.parent, ctx.namespaced)

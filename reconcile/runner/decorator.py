@@ -20,12 +20,13 @@ from reconcile.engine.decorator import (
     plan_target,
     sync_request,
 )
-from reconcile.engine.responses import ResponseError
+from reconcile.engine.responses import ResponseError, parse_customize_response
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
+from reconcile.runner.related import related_objects
 from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
@@ -121,8 +122,9 @@ class DecoratorRunner:
                 ]
                 for kind in types
             }
+            related = self._related(controller, target, resource.namespaced, result)
             request = sync_request(
-                controller, target, resource.namespaced, observed, {}, finalizing=finalize
+                controller, target, resource.namespaced, observed, related, finalizing=finalize
             )
             response = parse_response(self._call(hook, request, result), hook.name)
             result.resync_after = response.resync_after
@@ -149,6 +151,17 @@ class DecoratorRunner:
             result.errors.append(f"{result.parent}: {message}")
             self.executor.record_event(target, "SyncError", message)
         return result
+
+    def _related(
+        self, controller: DecoratorController, target: Obj, namespaced: bool, result: ParentResult
+    ) -> dict[str, dict[str, Obj]]:
+        """The customize hook's related objects (`{controller, parent}` as in Metacontroller)."""
+        hook = controller.hooks.customize
+        if hook is None:
+            return {}
+        request = {"controller": controller.raw, "parent": target}
+        rules = parse_customize_response(self._call(hook, request, result))
+        return related_objects(self.cluster, self.snapshot, rules, target, namespaced)
 
     def _call(self, hook: HookSpec, request: dict[str, Any], result: ParentResult) -> Any:
         started = time.monotonic()

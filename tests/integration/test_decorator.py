@@ -292,3 +292,55 @@ def test_a_bad_response_changes_nothing_for_its_target_only(
     assert metadata(good)["labels"]["touched"] == "yes"
     events = backend.admin.list(backend.admin.discover("v1", "events"), namespace=namespace).items
     assert any(e["reason"] == "SyncError" and e["involvedObject"]["name"] == "bad" for e in events)
+
+
+def test_customize_sends_related_objects_and_on_delete_leaves_attachments(
+    backend: Backend, namespace: str, gadgets: ResourceInfo, tmp_path: Path
+) -> None:
+    backend.admin.create(
+        gadgets,
+        gadget(gadgets, "g", namespace, labels={"decorate": "yes"}, annotations={"team": "blue"}),
+    )
+    configmaps = backend.admin.discover("v1", "configmaps")
+    shared = configmap("shared-settings", level="debug")
+    shared["metadata"].update(namespace=namespace, labels={"shared": "yes"})
+    backend.admin.create(configmaps, shared)
+    version = {"value": "1"}
+    related_seen: list[dict[str, Any]] = []
+
+    def customize(request: dict[str, Any]) -> dict[str, Any]:
+        assert request["parent"]["metadata"]["name"] == "g"
+        return {
+            "relatedResources": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "labelSelector": {"matchLabels": {"shared": "yes"}},
+                }
+            ]
+        }
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        related_seen.append(request["related"])
+        return {"attachments": [configmap("g-copy", version=version["value"])]}
+
+    with serve(customize) as custom, serve(sync) as syncs:
+        path = write_controllers(
+            tmp_path,
+            decorator(
+                "copier",
+                gadgets,
+                {"sync": webhook(syncs.url), "customize": webhook(custom.url)},
+                [("v1", "configmaps", "OnDelete")],
+                **SELECT,
+            ),
+        )
+        assert run(backend, path).errors == []
+        assert list(related_seen[0]["ConfigMap.v1"]) == ["shared-settings"]
+        version["value"] = "2"
+        mark = backend.mark()
+        again = run(backend, path)
+        assert again.errors == [] and again.converged
+        assert backend.mutations_since(mark) == {}  # OnDelete: a changed attachment is left
+    copy = backend.admin.get(configmaps, "g-copy", namespace=namespace)
+    assert copy["data"] == {"version": "1"}

@@ -10,8 +10,8 @@ unquoted scalar is read here as kubectl reads it (quoted ones are always strings
 | `2024-01-01`, `2024-01-01T10:00:00Z` | the string | a date |
 | `1:20` (YAML 1.1 base 60) | the string `"1:20"` | `80` |
 | `0755`, `0o755`, `0x1F`, `0b101`, `1_000` | `493`, `493`, `31`, `5`, `1000` | `0o755`: a string |
-| `0759` (not octal) | `759.0` (a float) | a string |
-| `1e3` | `1000.0` | a string |
+| `0759` (not octal) | `759` (via a float) | a string |
+| `1e3`, `3.0` | `1000`, `3` (whole floats go out as integers) | a string, `3.0` |
 | `123456789012345678901234567890` (beyond 64 bits) | a float | an exact int |
 | `=` | the string | an error |
 | `.inf`, `.nan` | refused: JSON has no such numbers | floats |
@@ -132,7 +132,9 @@ def _construct_plain(loader: _SafeLoader, node: yaml.ScalarNode) -> Any:
     if number is not None:
         return number
     if _GO_FLOAT.match(plain):
-        return float(plain)
+        decimal = float(plain)
+        # Go writes a whole float64 below 1e21 as an integer (`1e3` goes out as 1000)
+        return int(decimal) if decimal.is_integer() and abs(decimal) < 1e21 else decimal
     return text
 
 
