@@ -168,3 +168,34 @@ def test_report_file_arguments(value: str, target: ReportTarget) -> None:
 def test_an_unknown_report_format_is_named() -> None:
     with pytest.raises(ValueError, match="yaml"):
         parse_report_file("yaml:out.yaml")
+
+
+def decorator_object(name: str, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "DecoratorController",
+        "metadata": {"name": name},
+        "spec": {
+            "resources": [{"apiVersion": "v1", "resource": "configmaps"}],
+            "hooks": {"sync": {"webhook": {"url": url}}},
+        },
+    }
+
+
+def test_decorators_come_from_the_cluster_and_files_with_the_same_precedence(
+    cluster: MemoryCluster, tmp_path: Path
+) -> None:
+    decorators = cluster.discover("metacontroller.k8s.io/v1alpha1", "decoratorcontrollers")
+    cluster.create(decorators, decorator_object("in-cluster", "http://cluster/"))
+    cluster.create(decorators, decorator_object("overridden", "http://cluster/"))
+    files = write(tmp_path / "d.yaml", decorator_object("overridden", "http://file/"))
+    loaded = load_controllers(cluster, [files])
+    assert [d.name for d in loaded.decorator] == ["in-cluster", "overridden"]
+    assert loaded.decorator[1].hooks.sync.target == "http://file/"
+    broken = decorator_object("broken", "http://file/")
+    broken["spec"]["resources"] = []
+    refused = load_controllers(cluster, [write(tmp_path / "b.yaml", broken)])
+    assert refused.fatal == [
+        f"DecoratorController broken ({tmp_path / 'b.yaml'}#0): spec.resources: is required: "
+        "at least one rule"
+    ]
