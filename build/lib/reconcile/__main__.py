@@ -1,3 +1,0 @@
-from reconcile.cli import main
-
-main()

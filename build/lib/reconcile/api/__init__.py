@@ -1,1 +1,0 @@
-"""The Metacontroller controller APIs as typed, validated models (pure: no I/O)."""

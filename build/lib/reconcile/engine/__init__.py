@@ -1,1 +1,0 @@
-"""The reconcile engine: pure decisions about what to send to the cluster."""

@@ -1,1 +1,0 @@
-"""Pure helpers for raw Kubernetes objects (plain dicts): metadata access and selectors."""

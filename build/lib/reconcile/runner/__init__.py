@@ -1,1 +1,0 @@
-"""The runner: observe (one LIST per resource type), call hooks, plan, act; pass after pass."""
