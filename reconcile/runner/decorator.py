@@ -66,12 +66,18 @@ class DecoratorRunner:
                 AttachmentType(rule, self.cluster.discover(rule.api_version, rule.resource))
                 for rule in controller.attachments
             ]
-            work: list[tuple[ResourceInfo, Obj, bool]] = []
+            # A target matches when any rule of its resource matches it; each is synced once.
+            matched: dict[str, tuple[ResourceInfo, Obj, bool]] = {}
             for rule, resource in rules:
                 for obj in self.snapshot.objects(resource):
-                    matches = rule.matches(obj)
-                    if matches or finalizing(controller, obj, matches):
-                        work.append((resource, obj, matches))
+                    seen = matched.get(uid_of(obj))
+                    matches = rule.matches(obj) or (seen is not None and seen[2])
+                    matched[uid_of(obj)] = (resource, obj, matches)
+            work = [
+                (resource, obj, matches)
+                for resource, obj, matches in matched.values()
+                if matches or finalizing(controller, obj, matches)
+            ]
         except BudgetExhausted:
             result.stopped = True
             return result

@@ -117,7 +117,7 @@ class PreviewCluster:
         return ObjectList(items, page.resource_version, page.continue_token, None)
 
     def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
-        key = (resource.group_resource, namespace or "" if resource.namespaced else "", name)
+        key = (resource.group_resource, (namespace or "") if resource.namespaced else "", name)
         if key in self._objects:
             obj = self._objects[key]
             if obj is None:

@@ -151,3 +151,32 @@ def test_finalize_runs_on_opt_out_only_with_the_finalizer() -> None:
     assert finalizing(controller, held, matches=False)
     assert not finalizing(controller, held, matches=True)
     assert not finalizing(controller, target(), matches=False)
+
+
+def test_a_target_of_two_rules_is_one_target() -> None:
+    """Two rules over one resource: a target either selects is synced once per pass."""
+    from reconcile.cluster.memory import MemoryCluster
+    from reconcile.hooks import HookCaller
+    from reconcile.runner.decorator import DecoratorRunner
+    from reconcile.runner.execute import Executor
+    from reconcile.runner.snapshot import Snapshot
+
+    cluster = MemoryCluster()
+    configmaps = cluster.discover("v1", "configmaps")
+    cluster.create(
+        configmaps,
+        {"metadata": {"name": "both", "namespace": "default", "labels": {"a": "1", "b": "1"}}},
+    )
+    body = spec()
+    body["spec"]["resources"] = [
+        {"apiVersion": "v1", "resource": "configmaps", "labelSelector": {"matchLabels": {k: "1"}}}
+        for k in ("a", "b")
+    ]
+    body["spec"]["attachments"] = []
+    body["spec"]["hooks"] = {"sync": {"command": {"argv": ["true"]}}}
+    controller = parse_decorator_controller(body)
+    runner = DecoratorRunner(
+        cluster, HookCaller(), Executor(cluster, dry_run=True), Snapshot(cluster), workers=1
+    )
+    result = runner.run(controller)
+    assert [p.parent for p in result.parents] == ["ConfigMap default/both"]
