@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,9 +51,10 @@ from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
 from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
+from reconcile.runner.hookcall import call_hook
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.related import related_objects
-from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
+from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -305,30 +305,8 @@ class CompositeRunner:
     def _call(
         self, hook: HookSpec, request: dict[str, Any], result: ParentResult
     ) -> dict[str, Any]:
-        started = time.monotonic()
-        method = "POST" if hook.webhook is not None else "exec"
-        try:
-            outcome = self.hooks.call(hook, request)
-        except HookError as exc:
-            elapsed = time.monotonic() - started
-            code = str(exc.status) if exc.status is not None else "0"
-            result.hooks.append(
-                HookCall(hook.name, hook.target, Outcome.FAILED, elapsed, exc.message, method, code)
-            )
-            raise
-        succeeded = "200" if hook.webhook is not None else "0"  # HTTP OK, or exit status 0
-        code = "304" if outcome.cached else succeeded
-        result.hooks.append(
-            HookCall(
-                hook.name,
-                hook.target,
-                Outcome.CACHED if outcome.cached else Outcome.OK,
-                outcome.duration,
-                method=method,
-                code=code,
-            )
-        )
-        return outcome.response
+        response: dict[str, Any] = call_hook(self.hooks, hook, request, result)
+        return response
 
     def _lookup(self, ctx: Context) -> Lookup:
         resources = {t.key: t.resource for t in ctx.child_types}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,8 +25,9 @@ from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
+from reconcile.runner.hookcall import call_hook
 from reconcile.runner.related import related_objects
-from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult
+from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -170,33 +170,4 @@ class DecoratorRunner:
         return related_objects(self.cluster, self.snapshot, rules, target, namespaced)
 
     def _call(self, hook: HookSpec, request: dict[str, Any], result: ParentResult) -> Any:
-        started = time.monotonic()
-        method = "POST" if hook.webhook is not None else "exec"
-        try:
-            outcome = self.hooks.call(hook, request)
-        except HookError as exc:
-            code = str(exc.status) if exc.status is not None else "0"
-            result.hooks.append(
-                HookCall(
-                    hook.name,
-                    hook.target,
-                    Outcome.FAILED,
-                    time.monotonic() - started,
-                    exc.message,
-                    method,
-                    code,
-                )
-            )
-            raise
-        succeeded = "200" if hook.webhook is not None else "0"
-        result.hooks.append(
-            HookCall(
-                hook.name,
-                hook.target,
-                Outcome.CACHED if outcome.cached else Outcome.OK,
-                outcome.duration,
-                method=method,
-                code="304" if outcome.cached else succeeded,
-            )
-        )
-        return outcome.response
+        return call_hook(self.hooks, hook, request, result)
