@@ -19,7 +19,7 @@ from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.ownership import owner_reference
-from reconcile.engine.responses import ResponseError, seconds_field
+from reconcile.engine.responses import ResponseError, object_list, seconds_field
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -115,22 +115,8 @@ def parse_response(data: Any, hook: str) -> DecoratorResponse:
         problems.append(f"status: must be an object or null, not {type(status).__name__}")
     else:
         response.status = status
-    raw = data.get("attachments") or []
-    if not isinstance(raw, list):
-        problems.append("attachments: must be a list of objects")
-        raw = []
-    for i, item in enumerate(raw):
-        where = f"attachments[{i}]"
-        if not isinstance(item, dict):
-            problems.append(f"{where}: must be an object")
-            continue
-        for key in ("apiVersion", "kind"):
-            if not isinstance(item.get(key), str) or not item.get(key):
-                problems.append(f"{where}.{key}: is required")
-        meta = item.get("metadata")
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-            problems.append(f"{where}.metadata.name: is required")
-        response.attachments.append(item)
+    # a falsy value ("", {}) reads as no attachments
+    response.attachments = object_list(data.get("attachments") or None, "attachments", problems)
     finalized = data.get("finalized")
     if finalized is not None and not isinstance(finalized, bool):
         problems.append(f"finalized: must be true or false, not {finalized!r}")

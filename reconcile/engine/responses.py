@@ -35,31 +35,37 @@ def seconds_field(data: dict[str, Any], key: str, problems: list[str]) -> float 
     return float(value)
 
 
+def object_list(raw: Any, field: str, problems: list[str]) -> list[Obj]:
+    """A response's list of objects (`children`, `attachments`; null is empty), each with
+    `apiVersion`, `kind` and `metadata.name`; what is wrong goes to `problems`."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.append(f"{field}: must be a list of objects")
+        return []
+    objects: list[Obj] = []
+    for i, item in enumerate(raw):
+        where = f"{field}[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        for key in ("apiVersion", "kind"):
+            if not isinstance(item.get(key), str) or not item.get(key):
+                problems.append(f"{where}.{key}: is required")
+        meta = item.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            problems.append(f"{where}.metadata.name: is required")
+        objects.append(item)
+    return objects
+
+
 def parse_sync_response(data: dict[str, Any], hook: str = "sync") -> SyncResponse:
     problems: list[str] = []
     status = data.get("status")
     if status is not None and not isinstance(status, dict):
         problems.append(f"status: must be an object or null, not {type(status).__name__}")
         status = None
-    raw_children = data.get("children")
-    if raw_children is None:
-        raw_children = []
-    if not isinstance(raw_children, list):
-        problems.append("children: must be a list of objects")
-        raw_children = []
-    children: list[Obj] = []
-    for i, child in enumerate(raw_children):
-        where = f"children[{i}]"
-        if not isinstance(child, dict):
-            problems.append(f"{where}: must be an object")
-            continue
-        for key in ("apiVersion", "kind"):
-            if not isinstance(child.get(key), str) or not child.get(key):
-                problems.append(f"{where}.{key}: is required")
-        meta = child.get("metadata")
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-            problems.append(f"{where}.metadata.name: is required")
-        children.append(child)
+    children = object_list(data.get("children"), "children", problems)
     finalized = data.get("finalized")
     if finalized is None:  # absent or null: not finalized (as Go's JSON decoding reads it)
         finalized = False
