@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from reconcile.api.controller import controller_hooks, controller_spec, no_repeats
 from reconcile.api.errors import SpecError
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
-from reconcile.api.hooks_parse import optional_hook
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 
 GROUP = "metacontroller.k8s.io"
@@ -144,44 +144,20 @@ def parse_composite_controller(
 
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
-    name = str((obj.get("metadata") or {}).get("name") or "")
-    where = f"{KIND} {name or '(unnamed)'}"
-    if source != "cluster":
-        where += f" ({source})"
-    root = Fields(where, "", obj)
-    if not name:
-        raise root.error("metadata.name", "is required")
-    spec = root.child("spec")
+    name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown(
         {"parentResource", "childResources", "hooks", "resyncPeriodSeconds", "generateSelector"}
     )
     if not spec.has("parentResource"):
         raise spec.error("parentResource", "is required")
     children = tuple(_child(c) for c in spec.children("childResources"))
-    seen: dict[tuple[str, str], int] = {}
-    for i, rule in enumerate(children):
-        key = (rule.api_version, rule.resource)
-        if key in seen:
-            raise spec.error(
-                f"childResources[{i}]",
-                f"{rule.resource} ({rule.api_version}) is already listed"
-                f" at childResources[{seen[key]}]",
-            )
-        seen[key] = i
-    hooks = spec.child("hooks")
-    hooks.reject_unknown({"sync", "finalize", "customize"})
-    sync = optional_hook(hooks, "sync", where, base_dir)
-    if sync is None:
-        raise hooks.error("sync", "is required")
+    no_repeats(spec, "childResources", children)
+    sync, finalize, customize = controller_hooks(spec, where, base_dir)
     return CompositeController(
         name=name,
         parent=_parent(spec.child("parentResource")),
         children=children,
-        hooks=CompositeHooks(
-            sync=sync,
-            finalize=optional_hook(hooks, "finalize", where, base_dir),
-            customize=optional_hook(hooks, "customize", where, base_dir),
-        ),
+        hooks=CompositeHooks(sync=sync, finalize=finalize, customize=customize),
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         generate_selector=spec.boolean("generateSelector"),

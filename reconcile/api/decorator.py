@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcile.api.composite import GROUP, UpdateMethod
+from reconcile.api.controller import controller_hooks, controller_spec, no_repeats
 from reconcile.api.errors import SpecError
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
-from reconcile.api.hooks_parse import optional_hook
 from reconcile.objects.selectors import (
     LabelSelector,
     Requirement,
@@ -134,43 +134,19 @@ def parse_decorator_controller(
 
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
-    name = str((obj.get("metadata") or {}).get("name") or "")
-    where = f"{KIND} {name or '(unnamed)'}"
-    if source != "cluster":
-        where += f" ({source})"
-    root = Fields(where, "", obj)
-    if not name:
-        raise root.error("metadata.name", "is required")
-    spec = root.child("spec")
+    name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown({"resources", "attachments", "hooks", "resyncPeriodSeconds"})
     resources = tuple(_resource(r) for r in spec.children("resources"))
     if not resources:
         raise spec.error("resources", "is required: at least one rule")
     attachments = tuple(_attachment(a) for a in spec.children("attachments"))
-    seen: dict[tuple[str, str], int] = {}
-    for i, rule in enumerate(attachments):
-        key = (rule.api_version, rule.resource)
-        if key in seen:
-            raise spec.error(
-                f"attachments[{i}]",
-                f"{rule.resource} ({rule.api_version}) is already listed"
-                f" at attachments[{seen[key]}]",
-            )
-        seen[key] = i
-    hooks = spec.child("hooks")
-    hooks.reject_unknown({"sync", "finalize", "customize"})
-    sync = optional_hook(hooks, "sync", where, base_dir)
-    if sync is None:
-        raise hooks.error("sync", "is required")
+    no_repeats(spec, "attachments", attachments)
+    sync, finalize, customize = controller_hooks(spec, where, base_dir)
     return DecoratorController(
         name=name,
         resources=resources,
         attachments=attachments,
-        hooks=DecoratorHooks(
-            sync=sync,
-            finalize=optional_hook(hooks, "finalize", where, base_dir),
-            customize=optional_hook(hooks, "customize", where, base_dir),
-        ),
+        hooks=DecoratorHooks(sync=sync, finalize=finalize, customize=customize),
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         source=source,
