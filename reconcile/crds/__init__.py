@@ -8,5 +8,6 @@ CRD_DIR = Path(__file__).parent
 CRD_FILES = (
     CRD_DIR / "compositecontrollers.yaml",
     CRD_DIR / "decoratorcontrollers.yaml",
+    CRD_DIR / "mapcontrollers.yaml",
     CRD_DIR / "controllerrevisions.yaml",
 )

@@ -41,6 +41,8 @@ class Action:
     before: Obj | None
     after: Obj | None
     reason: str
+    # What the action is for within its parent, for reports (a MapController's input).
+    group: str = ""
 
     @property
     def target(self) -> Obj:

@@ -151,6 +151,7 @@ def action_dict(action: ActionView) -> dict[str, Any]:
         },
         "resource": action.result.action.resource.group_resource,
         "reason": action.reason,
+        "for": action.result.action.group or None,
         "state": action.state.value,
         "error": action.error or None,
         "diff": [

@@ -175,7 +175,11 @@ def _parent(parent: ParentResult) -> str:
     lines = ["", f"<details><summary>{summary}</summary>", ""]
     if parent.hooks:
         lines += _hooks_table(parent.hooks)
+    group = ""
     for result in parent.actions:
+        if result.action.group and result.action.group != group:
+            group = result.action.group
+            lines += [f"*for {_md(group)}*", ""]
         lines += _action(view(result))
     if parent.rollout is not None:
         lines += [f"- rollout: {_md(parent.rollout.describe())}"]

@@ -154,7 +154,11 @@ class _Writer:
         )
         for hook in parent.hooks:
             self.hook(hook)
+        group = ""
         for action in parent.actions:
+            if action.action.group and action.action.group != group:
+                group = action.action.group
+                self.line(("for ", "dim"), (group, "bold"), indent=6)
             self.action(view(action))
         if parent.rollout is not None:
             self.line(("rollout: ", "cyan"), parent.rollout.describe(), indent=6)

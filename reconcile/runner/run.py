@@ -27,6 +27,7 @@ from reconcile.runner.decorator import DecoratorRunner
 from reconcile.runner.execute import Executor
 from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
+from reconcile.runner.map_controller import MapRunner
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import Progress
 from reconcile.runner.results import ControllerResult, PassResult, RunResult
@@ -124,7 +125,7 @@ class Runner:
             result.manifests = self._apply_manifests(manifests, executor)
             if _holds_controllers(manifests):  # they may define or change controllers
                 loaded = self._load(result) or loaded
-        if not loaded.composite and not loaded.decorator:
+        if not loaded.composite and not loaded.decorator and not loaded.map:
             log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
         while True:
             if result.passes:
@@ -238,6 +239,10 @@ class Runner:
             self.cluster, self.hooks, executor, snapshot, self.settings.workers, budget=self.budget
         )
         result.controllers += [decorators.run(d) for d in loaded.decorator]
+        maps = MapRunner(
+            self.cluster, self.hooks, executor, snapshot, self.settings.workers, budget=self.budget
+        )
+        result.controllers += [maps.run(m) for m in loaded.map]
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

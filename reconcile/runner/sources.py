@@ -17,18 +17,18 @@ from reconcile.api.composite import (
 )
 from reconcile.api.decorator import DecoratorController, parse_decorator_controller
 from reconcile.api.errors import SpecError
+from reconcile.api.map_controller import KIND as MAP_KIND
+from reconcile.api.map_controller import MapController, parse_map_controller
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.objects.yamltext import load_documents
 
 log = logging.getLogger(__name__)
-_C = TypeVar("_C", CompositeController, DecoratorController)
+_C = TypeVar("_C", CompositeController, DecoratorController, MapController)
 
 DECORATOR_KIND = "DecoratorController"
-CONTROLLER_KINDS = frozenset({KIND, DECORATOR_KIND})
-# metacontroller.k8s.io kinds this version cannot run yet: refused, never silently dropped.
-UNSUPPORTED_KINDS = frozenset({"MapController"})
+CONTROLLER_KINDS = frozenset({KIND, DECORATOR_KIND, MAP_KIND})
 # What a --controllers file may hold besides controllers without a warning.
 _QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerRevision"})
 
@@ -37,6 +37,7 @@ _QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerR
 class LoadedControllers:
     composite: list[CompositeController] = field(default_factory=list)
     decorator: list[DecoratorController] = field(default_factory=list)
+    map: list[MapController] = field(default_factory=list)
     # Invalid controllers read from the cluster: skipped and reported, the others run (one
     # team's broken controller must not stop everyone's).
     errors: list[str] = field(default_factory=list)
@@ -107,12 +108,6 @@ def load_from_files(
         for file, index, obj in documents:
             where = f"{file}#{index}"
             kind = obj.get("kind")
-            if obj.get("apiVersion") == API_VERSION and kind in UNSUPPORTED_KINDS:
-                loaded.fatal.append(
-                    f"{_describe(obj, where)}: {kind} is not supported by this version of "
-                    "reconcile; remove it from the inputs or run a version that supports it"
-                )
-                continue
             if not _is_controller(obj):
                 if option == "--controllers" and kind not in _QUIET_IN_CONTROLLER_FILES:
                     loaded.warnings.append(
@@ -125,6 +120,8 @@ def load_from_files(
                     loaded.decorator.append(
                         parse_decorator_controller(obj, source=where, base_dir=base_dir)
                     )
+                elif kind == MAP_KIND:
+                    loaded.map.append(parse_map_controller(obj, source=where, base_dir=base_dir))
                 else:
                     loaded.composite.append(
                         parse_composite_controller(obj, source=where, base_dir=base_dir)
@@ -153,10 +150,20 @@ def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
         decorators = cluster.discover(API_VERSION, "decoratorcontrollers")
     except NotFound:
         log.debug("the cluster has no DecoratorController CRD")
+    else:
+        for obj in list_all(cluster, decorators).items:
+            try:
+                loaded.decorator.append(parse_decorator_controller(obj))
+            except SpecError as exc:
+                loaded.spec_error(obj, exc)
+    try:
+        maps = cluster.discover(API_VERSION, "mapcontrollers")
+    except NotFound:
+        log.debug("the cluster has no MapController CRD")
         return
-    for obj in list_all(cluster, decorators).items:
+    for obj in list_all(cluster, maps).items:
         try:
-            loaded.decorator.append(parse_decorator_controller(obj))
+            loaded.map.append(parse_map_controller(obj))
         except SpecError as exc:
             loaded.spec_error(obj, exc)
 
@@ -206,6 +213,7 @@ def load_controllers(
         layers.append((what, file_source))
     controllers: list[CompositeController] = []
     decorators: list[DecoratorController] = []
+    maps: list[MapController] = []
     for what, source in layers:
         loaded.errors += source.errors
         loaded.fatal += source.fatal
@@ -215,15 +223,20 @@ def load_controllers(
         decorators = _layer(
             decorators, _unique(loaded, source, source.decorator, DECORATOR_KIND), what
         )
+        maps = _layer(maps, _unique(loaded, source, source.map, MAP_KIND), what)
     if only:
-        known = {c.name for c in controllers} | {d.name for d in decorators}
+        known = (
+            {c.name for c in controllers} | {d.name for d in decorators} | {m.name for m in maps}
+        )
         for name in sorted(only - known):
             loaded.fatal.append(f"--controller {name}: no such controller")
         controllers = [c for c in controllers if c.name in only]
         decorators = [d for d in decorators if d.name in only]
+        maps = [m for m in maps if m.name in only]
     controllers = _without_certain_overlaps(controllers, loaded)
     loaded.composite = sorted(controllers, key=lambda c: c.name)
     loaded.decorator = sorted(decorators, key=lambda d: d.name)
+    loaded.map = sorted(maps, key=lambda m: m.name)
     return loaded
 
 

@@ -396,6 +396,7 @@ def test_json_configmap_update_ignores_noise() -> None:
         },
         "resource": "configmaps",
         "reason": "differs from desired",
+        "for": None,
         "state": "pending",
         "error": None,
         # resourceVersion, managedFields and the last-applied annotation changed too: noise.

@@ -1,0 +1,123 @@
+"""MapController (metacontroller.k8s.io/v1alpha1): the typed spec and its parser.
+
+For every input object the parent selects, a map hook returns the outputs the parent should
+own for it; a tombstone hook decides which outputs to keep once their input is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconcile.api.composite import UpdateMethod
+from reconcile.api.controller import controller_spec, no_repeats
+from reconcile.api.fields import Fields
+from reconcile.api.hooks import HookSpec
+from reconcile.api.hooks_parse import optional_hook
+
+KIND = "MapController"
+OUTPUT_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMethod.IN_PLACE)
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    api_version: str
+    resource: str
+
+
+@dataclass(frozen=True)
+class OutputRule:
+    api_version: str
+    resource: str
+    update_method: UpdateMethod = UpdateMethod.ON_DELETE
+
+
+@dataclass(frozen=True)
+class MapHooks:
+    map: HookSpec
+    tombstone: HookSpec | None = None
+
+
+@dataclass(frozen=True)
+class MapController:
+    name: str
+    parent: ResourceRef
+    inputs: tuple[ResourceRef, ...]
+    outputs: tuple[OutputRule, ...]
+    hooks: MapHooks
+    raw: dict[str, Any]  # the whole object, sent to hooks as `controller`
+    resync_period: float | None = None
+    source: str = "cluster"  # a file path, or "cluster"
+
+    @property
+    def kind(self) -> str:
+        return KIND
+
+
+def _resource(fields: Fields) -> ResourceRef:
+    fields.reject_unknown({"apiVersion", "resource"})
+    return ResourceRef(fields.string("apiVersion"), fields.string("resource"))
+
+
+def _output(fields: Fields) -> OutputRule:
+    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    strategy = fields.child("updateStrategy")
+    strategy.reject_unknown({"method"})
+    text = strategy.string("method", UpdateMethod.ON_DELETE.value)
+    if text not in {m.value for m in OUTPUT_METHODS}:
+        choices = ", ".join(m.value for m in OUTPUT_METHODS)
+        raise strategy.error("method", f"{text!r} is not one of {choices}")
+    return OutputRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        update_method=UpdateMethod(text),
+    )
+
+
+def parse_map_controller(
+    obj: dict[str, Any], source: str = "cluster", base_dir: str | None = None
+) -> MapController:
+    """Validate a MapController object; SpecError names the controller and the field.
+
+    `base_dir` (the directory of the file it came from) is where command hooks run by default.
+    """
+    name, where, spec = controller_spec(obj, KIND, source)
+    spec.reject_unknown(
+        {"parentResource", "inputResources", "outputResources", "hooks", "resyncPeriodSeconds"}
+    )
+    if not spec.has("parentResource"):
+        raise spec.error("parentResource", "is required")
+    parent = _resource(spec.child("parentResource"))
+    inputs = tuple(_resource(r) for r in spec.children("inputResources"))
+    if not inputs:
+        raise spec.error("inputResources", "is required: at least one resource")
+    no_repeats(spec, "inputResources", inputs)
+    outputs = tuple(_output(r) for r in spec.children("outputResources"))
+    if not outputs:
+        raise spec.error("outputResources", "is required: at least one resource")
+    no_repeats(spec, "outputResources", outputs)
+    hooks = spec.child("hooks")
+    hooks.reject_unknown({"map", "tombstone"})
+    map_hook = optional_hook(hooks, "map", where, base_dir)
+    if map_hook is None:
+        raise hooks.error("map", "is required")
+    return MapController(
+        name=name,
+        parent=parent,
+        inputs=inputs,
+        outputs=outputs,
+        hooks=MapHooks(map=map_hook, tombstone=optional_hook(hooks, "tombstone", where, base_dir)),
+        raw=obj,
+        resync_period=spec.number("resyncPeriodSeconds", minimum=0),
+        source=source,
+    )
+
+
+__all__ = [
+    "KIND",
+    "MapController",
+    "MapHooks",
+    "OutputRule",
+    "ResourceRef",
+    "parse_map_controller",
+]

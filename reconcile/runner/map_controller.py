@@ -1,0 +1,283 @@
+"""One pass of one MapController: resolve its resources, then sync every parent.
+
+A parent's map and tombstone hooks are called concurrently (`workers` at a time, across all
+parents), each map key's writes run on their own, and the aggregated status is written last.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from reconcile.api.map_controller import MapController
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError
+from reconcile.cluster.protocol import Cluster
+from reconcile.engine.map_controller import (
+    DetachedKey,
+    KeyPlan,
+    LiveKey,
+    MapContext,
+    MapInput,
+    OutputType,
+    SelectorProblem,
+    aggregated_status,
+    detached_input,
+    input_selector,
+    map_request,
+    outputs_after,
+    outputs_by_key,
+    parse_outputs,
+    plan_parent_outputs,
+    select_inputs,
+    status_action,
+    tombstone_request,
+)
+from reconcile.engine.responses import ResponseError
+from reconcile.hooks import HookCaller, HookError
+from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid_of
+from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.events import change_events
+from reconcile.runner.execute import Executor
+from reconcile.runner.hookcall import call_hook
+from reconcile.runner.results import ActionResult, ControllerResult, ParentResult
+from reconcile.runner.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class ControllerError(Exception):
+    """The controller as a whole cannot run this pass (e.g. an unknown resource)."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    parent: ResourceInfo
+    inputs: tuple[ResourceInfo, ...]
+    outputs: tuple[OutputType, ...]
+
+
+def resolve(cluster: Cluster, controller: MapController) -> Resolved:
+    where = f"MapController {controller.name}"
+
+    def discover(field: str, api_version: str, resource: str) -> ResourceInfo:
+        try:
+            return cluster.discover(api_version, resource)
+        except ApiError as exc:
+            raise ControllerError(f"{where}: {field}: {exc.message}") from exc
+
+    rule = controller.parent
+    parent = discover("spec.parentResource", rule.api_version, rule.resource)
+    if not parent.has_status:
+        raise ControllerError(
+            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource; "
+            "add `subresources: {status: {}}` to its CRD version"
+        )
+    inputs = tuple(
+        discover(f"spec.inputResources[{i}]", r.api_version, r.resource)
+        for i, r in enumerate(controller.inputs)
+    )
+    outputs = []
+    for i, output in enumerate(controller.outputs):
+        resource = discover(f"spec.outputResources[{i}]", output.api_version, output.resource)
+        if parent.namespaced and not resource.namespaced:
+            raise ControllerError(
+                f"{where}: spec.outputResources[{i}]: {resource.group_resource} is "
+                "cluster-scoped and cannot be owned by a namespaced parent"
+            )
+        outputs.append(OutputType(output, resource))
+    return Resolved(parent, inputs, tuple(outputs))
+
+
+class MapRunner:
+    """Syncs the parents of one MapController in one pass."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        hooks: HookCaller,
+        executor: Executor,
+        snapshot: Snapshot,
+        workers: int,
+        *,
+        budget: Budget | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.hooks = hooks
+        self.executor = executor
+        self.snapshot = snapshot
+        self.workers = max(1, workers)
+        self.budget = budget or Budget()
+
+    def run(self, controller: MapController) -> ControllerResult:
+        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        try:
+            self.budget.check(f"MapController {controller.name}")
+            resolved = resolve(self.cluster, controller)
+            parents = [p for p in self.snapshot.objects(resolved.parent) if not is_deleting(p)]
+        except BudgetExhausted:
+            result.stopped = True
+            return result
+        except ControllerError as exc:
+            result.errors.append(str(exc))
+            return result
+        except ApiError as exc:
+            result.errors.append(f"MapController {controller.name}: {exc.message}")
+            return result
+        with (
+            ThreadPoolExecutor(self.workers, thread_name_prefix="map-call") as calls,
+            ThreadPoolExecutor(self.workers, thread_name_prefix="map-parent") as pool,
+        ):
+
+            def sync(parent: Obj) -> ParentResult | None:
+                if self.budget.expired:
+                    return None
+                return _ParentSync(self, controller, resolved, parent, calls).run()
+
+            synced = list(pool.map(sync, parents))
+        result.parents = [p for p in synced if p is not None]
+        result.not_synced = len(synced) - len(result.parents)
+        return result
+
+
+class _ParentSync:
+    """One parent's pass: its hook calls and the writes for each of its map keys."""
+
+    def __init__(
+        self,
+        runner: MapRunner,
+        controller: MapController,
+        resolved: Resolved,
+        parent: Obj,
+        calls: ThreadPoolExecutor,
+    ) -> None:
+        self.runner = runner
+        self.snapshot = runner.snapshot
+        self.executor = runner.executor
+        self.calls = calls
+        self.resolved = resolved
+        self.ctx = MapContext(controller, parent, resolved.parent, resolved.outputs)
+        self.result = ParentResult(controller.name, identity(parent), "map")
+
+    def run(self) -> ParentResult:
+        result, parent = self.result, self.ctx.parent
+        try:
+            self._sync()
+        except BudgetExhausted as exc:
+            result.interrupted = True
+            result.errors.append(f"{result.parent}: {exc}")
+            return result
+        except (SelectorProblem, ResponseError, ApiError) as exc:
+            message = str(exc)
+            result.errors.append(f"{result.parent}: {message}")
+            log.warning("%s: %s", result.parent, message)
+            self.executor.record_event(parent, "SyncError", message)
+            return result
+        for reason, message, count in change_events(parent, result.actions):
+            self.executor.record_event(parent, reason, message, normal=True, count=count)
+        failed = next((a for a in result.actions if a.error and not a.held), None)
+        if failed is not None:
+            message = f"{failed.action.describe()} failed: {failed.error}"
+            result.errors.append(f"{result.parent}: {message}")
+            self.executor.record_event(parent, "SyncError", message)
+        return result
+
+    def _sync(self) -> None:
+        ctx, snapshot = self.ctx, self.snapshot
+        selector = input_selector(ctx.parent)
+        namespace = namespace_of(ctx.parent) if ctx.namespaced else None
+        candidates = [(r, snapshot.in_namespace(r, namespace)) for r in self.resolved.inputs]
+        inputs = select_inputs(ctx.parent, selector, candidates)
+        controlled = {
+            t.key: snapshot.controlled_by(t.resource, uid_of(ctx.parent)) for t in ctx.output_types
+        }
+        observed = outputs_by_key(ctx.output_types, controlled)
+        live_keys = {item.key for item in inputs}
+        map_calls = [
+            (item, self._submit(self._map, item, observed.get(item.key, {}))) for item in inputs
+        ]
+        detached_calls = [
+            (key, self._submit(self._tombstone, key, outputs))
+            for key, outputs in sorted(observed.items())
+            if key not in live_keys
+        ]
+        live: list[LiveKey] = []
+        detached: list[DetachedKey] = []
+        for item, future in map_calls:
+            answer = self._answer(future, f"map hook for {item.name}")
+            if answer is not None:
+                live.append(LiveKey(item, answer))
+        for key, detached_future in detached_calls:
+            name = detached_input(observed[key])
+            kept = self._answer(detached_future, f"tombstone hook for the outputs of {name}")
+            if kept is not None:
+                detached.append(DetachedKey(key, name, kept))
+        plans = plan_parent_outputs(ctx, live, detached, observed, self._lookup)
+        for plan in plans:
+            self.result.waits += plan.waits
+            for problem in plan.problems:
+                self._key_error(f"{plan.input}: {problem}")
+        self._execute(p for p in plans if not p.problems and p.actions)
+        done = [r.action for r in self.result.actions if not r.error]
+        after = outputs_after(ctx.output_types, observed, done)
+        status = status_action(
+            ctx, aggregated_status(list(self.resolved.inputs), inputs, ctx.output_types, after)
+        )
+        if status is not None:
+            self.executor.execute([status], self.result.actions)
+
+    def _submit(self, call: Callable[..., _T], *args: Any) -> Future[_T] | None:
+        if self.runner.budget.expired:
+            return None
+        return self.calls.submit(call, *args)
+
+    def _answer(self, future: Future[list[Obj]] | None, what: str) -> list[Obj] | None:
+        """A hook's outputs, or None after recording why not (this key then changes nothing)."""
+        if future is None:
+            raise BudgetExhausted(what, self.runner.budget.why())
+        try:
+            return future.result()
+        except (HookError, ResponseError) as exc:
+            self._key_error(f"{what}: {exc}")
+            return None
+
+    def _key_error(self, message: str) -> None:
+        self.result.errors.append(f"{self.result.parent}: {message}")
+        log.warning("%s: %s", self.result.parent, message)
+        self.executor.record_event(self.ctx.parent, "SyncError", message)
+
+    def _map(self, item: MapInput, outputs: dict[str, list[Obj]]) -> list[Obj]:
+        hook = self.ctx.controller.hooks.map
+        request = map_request(self.ctx, item, outputs)
+        return parse_outputs(call_hook(self.runner.hooks, hook, request, self.result), "map")
+
+    def _tombstone(self, key: str, outputs: dict[str, list[Obj]]) -> list[Obj]:
+        hook = self.ctx.controller.hooks.tombstone
+        if hook is None:
+            return []  # no tombstone hook: detached outputs are deleted
+        request = tombstone_request(self.ctx, key, outputs)
+        return parse_outputs(call_hook(self.runner.hooks, hook, request, self.result), "tombstone")
+
+    def _lookup(self, type_key: str, namespace: str, name: str) -> Obj | None:
+        output_type = next(t for t in self.ctx.output_types if t.key == type_key)
+        return self.snapshot.find(output_type.resource, namespace, name)
+
+    def _execute(self, plans: Iterable[KeyPlan]) -> None:
+        """Each key's actions in order, keys side by side; results kept in key order."""
+        batches: list[tuple[list[ActionResult], Future[list[ActionResult]]]] = []
+        for plan in plans:
+            done: list[ActionResult] = []
+            batches.append((done, self.calls.submit(self.executor.execute, plan.actions, done)))
+        stopped: BudgetExhausted | None = None
+        for done, future in batches:
+            try:
+                future.result()
+            except BudgetExhausted as exc:
+                stopped = stopped or exc
+            self.result.actions += done
+        if stopped is not None:
+            raise stopped
