@@ -4,9 +4,10 @@ map:       for one PVC, the VolumeSnapshots it should have: the ones still insid
            and one for the current interval when it has none yet.
 tombstone: for the snapshots of a PVC that is gone, the ones to keep (still inside their TTL).
 
-"Now" is read once per request: from SNAPSHOT_SCHEDULE_NOW (an RFC 3339 time, e.g.
-2026-01-01T06:00:00Z) when it is set, else the clock. Set it to pin time in tests or to see
-what a schedule would do at a given time with `reconcile --dry-run`. A snapshot's time is the
+"Now" is read once per request: from the schedule's annotation `snapshot.example.com/now` (an
+RFC 3339 time, e.g. 2026-01-01T06:00:00Z) when it has one, else from SNAPSHOT_SCHEDULE_NOW in
+the hook's environment, else the clock. Pin it to test a schedule, or to see what it would do
+at a given time with `reconcile --dry-run`. A snapshot's time is the
 start of its interval, kept in its `snapshot.example.com/taken-at` annotation; names are
 `<pvc>-<yyyymmdd-hhmm>` of that time, so that a run repeated within an interval changes nothing.
 """
@@ -24,6 +25,7 @@ from hooklib import run
 
 SNAPSHOTS = "VolumeSnapshot.snapshot.storage.k8s.io/v1"
 TAKEN_AT = "snapshot.example.com/taken-at"
+NOW = "snapshot.example.com/now"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
@@ -35,8 +37,9 @@ def duration(text: str) -> timedelta:
     return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in parts))
 
 
-def now() -> datetime:
-    pinned = os.environ.get("SNAPSHOT_SCHEDULE_NOW")
+def now(schedule: dict[str, Any]) -> datetime:
+    annotations = schedule.get("metadata", {}).get("annotations") or {}
+    pinned = annotations.get(NOW) or os.environ.get("SNAPSHOT_SCHEDULE_NOW")
     if pinned:
         return datetime.fromisoformat(pinned.replace("Z", "+00:00")).astimezone(UTC)
     return datetime.now(UTC)
@@ -79,7 +82,7 @@ def map_hook(request: dict[str, Any]) -> dict[str, Any]:
     interval, ttl = duration(spec["snapshotInterval"]), duration(spec["snapshotTTL"])
     pvc = request["input"]["metadata"]["name"]
     class_name = spec.get("volumeSnapshotClassName")
-    at = now()
+    at = now(request["parent"])
     epoch = int(at.timestamp())
     step = int(interval.total_seconds())
     slot = datetime.fromtimestamp(epoch - epoch % step, UTC)
@@ -99,7 +102,7 @@ def map_hook(request: dict[str, Any]) -> dict[str, Any]:
 
 def tombstone_hook(request: dict[str, Any]) -> dict[str, Any]:
     ttl = duration(request["parent"].get("spec", {})["snapshotTTL"])
-    at = now()
+    at = now(request["parent"])
     kept = [
         {"apiVersion": s["apiVersion"], "kind": s["kind"], "metadata": {"name": name}}
         for name, s in request["outputs"].get(SNAPSHOTS, {}).items()

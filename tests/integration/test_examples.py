@@ -4,11 +4,14 @@ backend)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reconcile.cluster.errors import NotFound
+from reconcile.cluster.types import ResourceInfo
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import labels_of, metadata
 from tests.support.backends import Backend
@@ -222,3 +225,140 @@ def test_service_per_pod(
     assert remaining == []
     after = backend.admin.get(statefulsets, "nginx", namespace=ns)
     assert not metadata(after).get("finalizers")
+
+
+def _snapshots(backend: Backend, namespace: str) -> dict[str, dict[str, Any]]:
+    snapshots = backend.admin.discover("snapshot.storage.k8s.io/v1", "volumesnapshots")
+    return {metadata(s)["name"]: s for s in backend.admin.list(snapshots, namespace=namespace).items}
+
+
+def _delete_pvc(backend: Backend, namespace: str, name: str) -> None:
+    """Delete a PVC and let it go, as the pvc-protection controller does for an unused one."""
+    pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
+    backend.admin.delete(pvcs, name, namespace=namespace)
+    with contextlib.suppress(NotFound):
+        current = backend.admin.get(pvcs, name, namespace=namespace)
+        metadata(current)["finalizers"] = []
+        backend.admin.update(pvcs, current)
+
+    def gone() -> bool:
+        with contextlib.suppress(NotFound):
+            backend.admin.get(pvcs, name, namespace=namespace)
+            return False
+        return True
+
+    eventually(gone, what=f"PVC {name} to go")
+
+
+def _pin_now(backend: Backend, schedules: ResourceInfo, ns: str, when: str) -> None:
+    schedule = backend.admin.get(schedules, "my-app-snapshots", namespace=ns)
+    metadata(schedule).setdefault("annotations", {})["snapshot.example.com/now"] = when
+    backend.admin.update(schedules, schedule)
+
+
+def test_snapshot_schedule(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    """The MapController design's SnapshotSchedule over real PVCs: snapshots on the interval,
+    detached snapshots kept by the tombstone hook until their TTL, then deleted."""
+    loaded = example(
+        "snapshot-schedule", "volumesnapshot-crd.yaml", "crd.yaml", "schedule.yaml"
+    )
+    ns = loaded.name("my-app")
+    schedules = backend.admin.discover("example.com/v1", "snapshotschedules")
+    _pin_now(backend, schedules, ns, "2026-01-01T07:00:00Z")
+    with controller_file("snapshot-schedule", variant, tmp_path) as controller:
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        snaps = _snapshots(backend, ns)
+        assert sorted(snaps) == ["data-my-app-0-20260101-0600", "data-my-app-1-20260101-0600"]
+        first = snaps["data-my-app-0-20260101-0600"]
+        assert first["spec"] == {"source": {"persistentVolumeClaimName": "data-my-app-0"}}
+        assert labels_of(first)["metacontroller.k8s.io/map-key"]
+        assert metadata(first)["annotations"]["metacontroller.k8s.io/map-input"] == (
+            f"PersistentVolumeClaim {ns}/data-my-app-0"
+        )
+        schedule = backend.admin.get(schedules, "my-app-snapshots", namespace=ns)
+        assert metadata(first)["ownerReferences"] == [owner_reference(schedule)]
+        assert schedule["status"] == {
+            "persistentvolumeclaims": {"total": 2},
+            "volumesnapshots": {"total": 2},
+            "observedGeneration": 1,
+        }
+        assert_second_run_sends_no_writes(backend, controller)
+
+        # the next interval: a second snapshot of each PVC
+        _pin_now(backend, schedules, ns, "2026-01-01T13:30:00Z")
+        assert run(backend, controller).errors == []
+        assert len(_snapshots(backend, ns)) == 4
+
+        # a PVC goes: the tombstone hook keeps its snapshots (inside their TTL)
+        _delete_pvc(backend, ns, "data-my-app-1")
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        assert len(_snapshots(backend, ns)) == 4
+        schedule = backend.admin.get(schedules, "my-app-snapshots", namespace=ns)
+        assert schedule["status"]["persistentvolumeclaims"] == {"total": 1}
+        assert schedule["status"]["volumesnapshots"] == {"total": 4}
+        assert_second_run_sends_no_writes(backend, controller)
+
+        # past the TTL: the detached snapshots go, the live PVC's old ones are replaced
+        _pin_now(backend, schedules, ns, "2026-01-11T14:00:00Z")
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        assert sorted(_snapshots(backend, ns)) == ["data-my-app-0-20260111-1200"]
+        assert_second_run_sends_no_writes(backend, controller)
+
+
+def test_configmap_transform(
+    backend: Backend, example: ExampleLoader, variant: str, tmp_path: Path
+) -> None:
+    """ConfigMaps in, ConfigMaps out, the outputs matching the parent's selector too: they are
+    never inputs of their own parent."""
+    loaded = example("configmap-transform", "crd.yaml", "transform.yaml")
+    ns = loaded.name("shop")
+    cms = backend.admin.discover("v1", "configmaps")
+    transforms = backend.admin.discover("example.com/v1", "configmaptransforms")
+    with controller_file("configmap-transform", variant, tmp_path) as controller:
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        copy = backend.admin.get(cms, "frontend-env", namespace=ns)
+        assert copy["data"] == {"APP_FEATURE_CHECKOUT": "on", "APP_LOG_LEVEL": "info"}
+        assert labels_of(copy)["config"] == "app"
+        names = {metadata(c)["name"] for c in backend.admin.list(cms, namespace=ns).items}
+        assert "frontend-env-env" not in names and "unrelated-env" not in names
+        parent = backend.admin.get(transforms, "env-copies", namespace=ns)
+        assert parent["status"]["configmaps"] == {"total": 2, "inputs": 2}
+        assert_second_run_sends_no_writes(backend, controller)
+
+        # an input changes: its copy follows (InPlace); a new input gets a copy
+        source = backend.admin.get(cms, "frontend", namespace=ns)
+        source["data"]["log-level"] = "debug"
+        backend.admin.update(cms, source)
+        backend.admin.create(
+            cms,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "search", "namespace": ns, "labels": {"config": "app"}},
+                "data": {"shards": "4"},
+            },
+        )
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        updated = backend.admin.get(cms, "frontend-env", namespace=ns)
+        assert updated["data"]["APP_LOG_LEVEL"] == "debug"
+        assert metadata(updated)["uid"] == metadata(copy)["uid"]
+        assert backend.admin.get(cms, "search-env", namespace=ns)["data"] == {"APP_SHARDS": "4"}
+
+        # an input leaves the selection: no tombstone hook, so its copy is deleted
+        source = backend.admin.get(cms, "payments", namespace=ns)
+        metadata(source)["labels"] = {}
+        backend.admin.update(cms, source)
+        result = run(backend, controller)
+        assert result.errors == [] and result.converged, result.errors
+        names = {metadata(c)["name"] for c in backend.admin.list(cms, namespace=ns).items}
+        assert "payments-env" not in names and "payments" in names
+        parent = backend.admin.get(transforms, "env-copies", namespace=ns)
+        assert parent["status"]["configmaps"] == {"total": 2, "inputs": 2}
+        assert_second_run_sends_no_writes(backend, controller)

@@ -29,6 +29,7 @@ class BuiltinAdmission:
         if info.group_resource == "services":
             self._note_allocations(services)
         self.defaulter.apply(info.group_resource, body)
+        self.defaulter.protect(info.group_resource, body)
         errors = builtin_rules.create_errors(info.group_resource, body)
         v.raise_invalid(info, name, _merged(schema_errors, errors))
 

@@ -37,10 +37,10 @@ are changed in place; a value the writer set is never replaced.
   NonIndexed`, `suspend: false`; 1.29+: `podReplacementPolicy`
 - CronJob: `concurrencyPolicy: Allow`, `suspend: false`, `successfulJobsHistoryLimit: 3`,
   `failedJobsHistoryLimit: 1`
-- PersistentVolumeClaim: `volumeMode: Filesystem`, finalizer `kubernetes.io/pvc-protection`,
-  `status.phase: Pending`
+- PersistentVolumeClaim: `volumeMode: Filesystem`, finalizer `kubernetes.io/pvc-protection` (on
+  create only, as admission adds it), `status.phase: Pending`
 - PersistentVolume: `persistentVolumeReclaimPolicy: Retain`, `volumeMode: Filesystem`, finalizer
-  `kubernetes.io/pv-protection`, `status.phase: Pending`
+  `kubernetes.io/pv-protection` (on create only), `status.phase: Pending`
 - Secret: `type: Opaque`
 - HorizontalPodAutoscaler (v2): `minReplicas: 1`, `metrics`: cpu at 80% utilization
 - NetworkPolicy: `policyTypes: [Ingress]` (and `Egress` with egress rules)
@@ -98,6 +98,14 @@ class Defaulter:
         handler = self._by_resource.get(group_resource)
         if handler is not None:
             handler(obj)
+
+    def protect(self, group_resource: str, obj: Obj) -> None:
+        """The storage protection finalizers, which admission adds on create only (the
+        protection controllers remove them; an update may remove them too)."""
+        if group_resource == "persistentvolumeclaims":
+            _add_finalizer(obj, "kubernetes.io/pvc-protection")
+        elif group_resource == "persistentvolumes":
+            _add_finalizer(obj, "kubernetes.io/pv-protection")
 
     def initial_status(self, group_resource: str, obj: Obj) -> Obj:
         """The status a create gives an object (its status subresource being ours to set)."""
@@ -335,13 +343,11 @@ class Defaulter:
 
     def _pvc(self, obj: Obj) -> None:
         _child(obj, "spec").setdefault("volumeMode", "Filesystem")
-        _add_finalizer(obj, "kubernetes.io/pvc-protection")
 
     def _pv(self, obj: Obj) -> None:
         spec = _child(obj, "spec")
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         spec.setdefault("volumeMode", "Filesystem")
-        _add_finalizer(obj, "kubernetes.io/pv-protection")
 
     def _secret(self, obj: Obj) -> None:
         obj.setdefault("type", "Opaque")
