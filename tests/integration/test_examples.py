@@ -229,7 +229,8 @@ def test_service_per_pod(
 
 def _snapshots(backend: Backend, namespace: str) -> dict[str, dict[str, Any]]:
     snapshots = backend.admin.discover("snapshot.storage.k8s.io/v1", "volumesnapshots")
-    return {metadata(s)["name"]: s for s in backend.admin.list(snapshots, namespace=namespace).items}
+    found = backend.admin.list(snapshots, namespace=namespace).items
+    return {metadata(s)["name"]: s for s in found}
 
 
 def _delete_pvc(backend: Backend, namespace: str, name: str) -> None:
@@ -261,9 +262,7 @@ def test_snapshot_schedule(
 ) -> None:
     """The MapController design's SnapshotSchedule over real PVCs: snapshots on the interval,
     detached snapshots kept by the tombstone hook until their TTL, then deleted."""
-    loaded = example(
-        "snapshot-schedule", "volumesnapshot-crd.yaml", "crd.yaml", "schedule.yaml"
-    )
+    loaded = example("snapshot-schedule", "volumesnapshot-crd.yaml", "crd.yaml", "schedule.yaml")
     ns = loaded.name("my-app")
     schedules = backend.admin.discover("example.com/v1", "snapshotschedules")
     _pin_now(backend, schedules, ns, "2026-01-01T07:00:00Z")
