@@ -191,7 +191,7 @@ def test_a_missing_controllers_path_writes_nothing(vault: Vault) -> None:
         assert vault.backend.mutations_since(mark) == {}
 
 
-def test_unsupported_and_stray_objects_in_controller_files(vault: Vault) -> None:
+def test_invalid_and_stray_objects_in_controller_files(vault: Vault) -> None:
     vault.parent("p", "ok")
     vault.write()
     stray = vault.directory / "more-controllers.yaml"
@@ -206,7 +206,7 @@ def test_unsupported_and_stray_objects_in_controller_files(vault: Vault) -> None
     assert any("MapController decorate-me" in e for e in report["loadErrors"])
     assert any("ConfigMap not-a-controller" in w for w in report["warnings"])
     assert not (vault.markers / "p").exists()
-    # Without the unsupported kind, the stray object is only a warning and the run goes on.
+    # Without the invalid controller, the stray object is only a warning and the run goes on.
     stray.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: not-a-controller}\n")
     done = vault.run("--controllers", str(stray), "--report-format", "json")
     assert done.returncode == 0, done.stderr

@@ -109,7 +109,7 @@ def test_problems_in_given_files_are_fatal_and_in_the_cluster_are_not(
     assert "bad.yaml" in load_controllers(cluster, [tmp_path / "bad.yaml"]).fatal[0]
 
 
-def test_unsupported_kinds_are_fatal_and_stray_objects_named(
+def test_invalid_controllers_in_files_are_fatal_and_stray_objects_named(
     cluster: MemoryCluster, tmp_path: Path
 ) -> None:
     decorator = {
@@ -121,6 +121,7 @@ def test_unsupported_kinds_are_fatal_and_stray_objects_named(
     files = write(tmp_path / "c.yaml", decorator, stray, controller("ok", "http://a/"))
     loaded = load_controllers(cluster, [files], from_cluster=False)
     assert len(loaded.fatal) == 1 and "MapController deco" in loaded.fatal[0]
+    assert "spec.parentResource: is required" in loaded.fatal[0]
     assert loaded.warnings == [f"--controllers: ignored Service svc ({files}#1): not a controller"]
     # In --local manifests, other objects are what the controllers act on: no warning.
     local = load_controllers(cluster, [], manifest_paths=[write(tmp_path / "l.yaml", stray)])
