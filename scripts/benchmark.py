@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: N parents x K ConfigMap children, hooks served by a webhook on loopback.
+"""Benchmark: N parents x K ConfigMap children (or, with `--scenario map`, one MapController
+parent over N input ConfigMaps), hooks served by a webhook on loopback.
 
 Runs `reconcile` (the real command, in a subprocess) twice per backend:
   1. the cold run: every child is created (pass 1), then the status catches up (pass 2),
@@ -10,6 +11,7 @@ over workers), hook calls and time in hooks, and per run: the reconcile process'
 peak RSS, and (live) the CPU time of kube-apiserver + etcd.
 
     .venv/bin/python scripts/benchmark.py --parents 1000 --children 5 [--backend live|memory|both]
+    .venv/bin/python scripts/benchmark.py --scenario map --inputs 1000 [--backend ...]
 
 It is not a test: it prints figures. The live backend uses the test control plane
 (tests/support/controlplane.py), built on first use.
@@ -64,15 +66,41 @@ def serve_hook(port: int, children: int) -> None:
     serve({"sync": sync}, port)
 
 
-def start_hook(children: int) -> tuple[subprocess.Popen[str], str]:
+def serve_map_hook(port: int) -> None:
+    def map_hook(request: dict[str, Any]) -> dict[str, Any]:
+        source = request["input"]
+        return {
+            "outputs": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"{source['metadata']['name']}-out"},
+                    "data": {"copy-of": source["metadata"]["name"], **(source.get("data") or {})},
+                }
+            ]
+        }
+
+    serve({"map": map_hook}, port)
+
+
+def start_hook(scenario: str, children: int) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve-hook", "0", "--children", str(children)],
+        [
+            sys.executable,
+            __file__,
+            "--serve-hook",
+            "0",
+            "--scenario",
+            scenario,
+            "--children",
+            str(children),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert process.stdout is not None
     base = process.stdout.readline().split()[-1].rstrip("/")  # "serving on http://..."
-    return process, f"{base}/sync"
+    return process, f"{base}/{'map' if scenario == 'map' else 'sync'}"
 
 
 # -- the scenario ----------------------------------------------------------------------------
@@ -108,6 +136,53 @@ def manifests(parents: int, url: str) -> tuple[list[dict[str, Any]], dict[str, A
                 }
             ],
             "hooks": {"sync": {"webhook": {"url": url, "timeout": "30s"}}},
+        },
+    }
+    return objects, controller
+
+
+def map_manifests(inputs: int, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One parent selecting `inputs` ConfigMaps; its outputs are ConfigMaps too (and match the
+    selector: the recursion guard is part of what is measured)."""
+    crd = crd_manifest(GROUP, "BenchMapper", "benchmappers")
+    objects: list[dict[str, Any]] = [
+        crd,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "BenchMapper",
+            "metadata": {"name": "mapper", "namespace": NAMESPACE},
+            "spec": {"selector": {"matchLabels": {"bench-input": "yes"}}},
+        },
+    ]
+    for i in range(inputs):
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": f"in{i:05d}",
+                    "namespace": NAMESPACE,
+                    "labels": {"bench-input": "yes"},
+                },
+                "data": {"index": str(i)},
+            }
+        )
+    controller = {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "MapController",
+        "metadata": {"name": "bench-map"},
+        "spec": {
+            "parentResource": {"apiVersion": f"{GROUP}/v1", "resource": "benchmappers"},
+            "inputResources": [{"apiVersion": "v1", "resource": "configmaps"}],
+            "outputResources": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "updateStrategy": {"method": "InPlace"},
+                }
+            ],
+            "hooks": {"map": {"webhook": {"url": url, "timeout": "30s"}}},
         },
     }
     return objects, controller
@@ -196,13 +271,21 @@ def print_run(title: str, run: dict[str, Any], live: bool) -> None:
 # -- backends ------------------------------------------------------------------------------------
 
 
-def bench_memory(parents: int, children: int) -> None:
-    hook, url = start_hook(children)
+Scenario = tuple[str, str, int, int]  # (scenario, title, parents or inputs, children)
+
+
+def scenario_manifests(scenario: Scenario, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    kind, _, count, _ = scenario
+    return map_manifests(count, url) if kind == "map" else manifests(count, url)
+
+
+def bench_memory(scenario: Scenario) -> None:
+    hook, url = start_hook(scenario[0], scenario[3])
     try:
         with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as tmp:
             source, state = Path(tmp) / "source", Path(tmp) / "state"
             source.mkdir()
-            objects, controller = manifests(parents, url)
+            objects, controller = scenario_manifests(scenario, url)
             (source / "objects.yaml").write_text(yaml.safe_dump_all(objects))
             (Path(tmp) / "controller.yaml").write_text(yaml.safe_dump(controller))
             cold = run_reconcile(
@@ -222,13 +305,13 @@ def bench_memory(parents: int, children: int) -> None:
             )
     finally:
         hook.terminate()
-    print(f"memory backend, {parents} parents x {children} ConfigMaps")
+    print(f"memory backend, {scenario[1]}")
     print("  (the in-process API server's work is inside reconcile's own CPU time here)")
     print_run("cold run", cold, live=False)
     print_run("steady-state run", steady, live=False)
 
 
-def bench_live(parents: int, children: int) -> None:
+def bench_live(scenario: Scenario) -> None:
     from reconcile.cluster.kubeconfig import load_connection
     from reconcile.cluster.live import LiveCluster, LiveOptions
     from tests.support.controlplane import ADMIN_USER, TESTED_USER, ControlPlane, build
@@ -236,13 +319,13 @@ def bench_live(parents: int, children: int) -> None:
 
     plane = ControlPlane(build())
     plane.start()
-    hook, url = start_hook(children)
+    hook, url = start_hook(scenario[0], scenario[3])
     try:
         admin = LiveCluster(
             load_connection(str(plane.kubeconfig), context=ADMIN_USER).configuration,
             LiveOptions(qps=0),
         )
-        objects, controller = manifests(parents, url)
+        objects, controller = scenario_manifests(scenario, url)
         for obj in objects:
             resource = eventually(lambda o=obj: admin.discover(o["apiVersion"], o["kind"]))
             admin.create(resource, obj)
@@ -264,10 +347,7 @@ def bench_live(parents: int, children: int) -> None:
     finally:
         hook.terminate()
         plane.stop()
-    print(
-        f"live backend (kube-apiserver 1.20 + etcd on loopback), {parents} parents x "
-        f"{children} ConfigMaps"
-    )
+    print(f"live backend (kube-apiserver 1.20 + etcd on loopback), {scenario[1]}")
     print_run("cold run", cold, live=True)
     print_run("steady-state run", steady, live=True)
 
@@ -277,15 +357,31 @@ def main() -> None:
     parser.add_argument("--parents", type=int, default=1000)
     parser.add_argument("--children", type=int, default=5)
     parser.add_argument("--backend", choices=["memory", "live", "both"], default="both")
+    parser.add_argument(
+        "--scenario",
+        choices=["composite", "map"],
+        default="composite",
+        help="composite: parents x children; map: one MapController parent over --inputs",
+    )
+    parser.add_argument("--inputs", type=int, default=1000, help="inputs of the map scenario")
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_hook is not None:
-        serve_hook(args.serve_hook, args.children)
+        if args.scenario == "map":
+            serve_map_hook(args.serve_hook)
+        else:
+            serve_hook(args.serve_hook, args.children)
         return
+    if args.scenario == "map":
+        title = f"1 MapController parent x {args.inputs} input ConfigMaps (1 output each)"
+        scenario: Scenario = ("map", title, args.inputs, 1)
+    else:
+        title = f"{args.parents} parents x {args.children} ConfigMaps"
+        scenario = ("composite", title, args.parents, args.children)
     if args.backend in ("memory", "both"):
-        bench_memory(args.parents, args.children)
+        bench_memory(scenario)
     if args.backend in ("live", "both"):
-        bench_live(args.parents, args.children)
+        bench_live(scenario)
 
 
 if __name__ == "__main__":
