@@ -200,3 +200,38 @@ def test_decorators_come_from_the_cluster_and_files_with_the_same_precedence(
         f"DecoratorController broken ({tmp_path / 'b.yaml'}#0): spec.resources: is required: "
         "at least one rule"
     ]
+
+
+def map_object(name: str, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "MapController",
+        "metadata": {"name": name},
+        "spec": {
+            "parentResource": {"apiVersion": "example.com/v1", "resource": "schedules"},
+            "inputResources": [{"apiVersion": "v1", "resource": "persistentvolumeclaims"}],
+            "outputResources": [{"apiVersion": "v1", "resource": "configmaps"}],
+            "hooks": {"map": {"webhook": {"url": url}}},
+        },
+    }
+
+
+def test_map_controllers_come_from_the_cluster_and_files_with_the_same_precedence(
+    cluster: MemoryCluster, tmp_path: Path
+) -> None:
+    maps = cluster.discover("metacontroller.k8s.io/v1alpha1", "mapcontrollers")
+    cluster.create(maps, map_object("in-cluster", "http://cluster/"))
+    cluster.create(maps, map_object("overridden", "http://cluster/"))
+    broken = map_object("broken-in-cluster", "http://cluster/")
+    broken["spec"]["hooks"]["map"] = {}
+    cluster.create(maps, broken)
+    files = write(tmp_path / "m.yaml", map_object("overridden", "http://file/"))
+    loaded = load_controllers(cluster, [files])
+    assert [m.name for m in loaded.map] == ["in-cluster", "overridden"]
+    assert loaded.map[1].hooks.map.target == "http://file/"
+    assert loaded.errors == [
+        "MapController broken-in-cluster: spec.hooks.map.webhook: exactly one of webhook and "
+        "command must be set"
+    ]
+    only = load_controllers(cluster, [files], only=frozenset({"in-cluster"}))
+    assert [m.name for m in only.map] == ["in-cluster"] and not only.fatal
