@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from reconcile.api.controller import controller_hooks, controller_spec, no_repeats
+from reconcile.api.controller import UpdateMethod, controller_hooks, controller_spec, no_repeats
 from reconcile.api.errors import SpecError
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
@@ -15,18 +14,6 @@ from reconcile.objects.selectors import LabelSelector, SelectorError, label_sele
 GROUP = "metacontroller.k8s.io"
 API_VERSION = f"{GROUP}/v1alpha1"
 KIND = "CompositeController"
-
-
-class UpdateMethod(StrEnum):
-    ON_DELETE = "OnDelete"
-    RECREATE = "Recreate"
-    IN_PLACE = "InPlace"
-    ROLLING_RECREATE = "RollingRecreate"
-    ROLLING_IN_PLACE = "RollingInPlace"
-
-    @property
-    def rolling(self) -> bool:
-        return self in (UpdateMethod.ROLLING_RECREATE, UpdateMethod.ROLLING_IN_PLACE)
 
 
 @dataclass(frozen=True)

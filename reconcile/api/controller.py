@@ -4,11 +4,54 @@ rule lists that may not repeat a resource, and the hooks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
 from reconcile.api.hooks_parse import optional_hook
+
+
+class UpdateMethod(StrEnum):
+    ON_DELETE = "OnDelete"
+    RECREATE = "Recreate"
+    IN_PLACE = "InPlace"
+    ROLLING_RECREATE = "RollingRecreate"
+    ROLLING_IN_PLACE = "RollingInPlace"
+
+    @property
+    def rolling(self) -> bool:
+        return self in (UpdateMethod.ROLLING_RECREATE, UpdateMethod.ROLLING_IN_PLACE)
+
+
+NON_ROLLING_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMethod.IN_PLACE)
+
+
+@dataclass(frozen=True)
+class OwnedRule:
+    """Objects of one resource that a controller creates and owns (a decorator's attachments,
+    a map's outputs), updated by a method that does not roll."""
+
+    api_version: str
+    resource: str
+    update_method: UpdateMethod = UpdateMethod.ON_DELETE
+
+
+def owned_rule(fields: Fields) -> OwnedRule:
+    """`{apiVersion, resource, updateStrategy: {method}}`; SpecError naming the field."""
+    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    strategy = fields.child("updateStrategy")
+    strategy.reject_unknown({"method"})
+    text = strategy.string("method", UpdateMethod.ON_DELETE.value)
+    if text not in {m.value for m in NON_ROLLING_METHODS}:
+        choices = ", ".join(m.value for m in NON_ROLLING_METHODS)
+        raise strategy.error("method", f"{text!r} is not one of {choices}")
+    return OwnedRule(
+        api_version=fields.string("apiVersion"),
+        resource=fields.string("resource"),
+        update_method=UpdateMethod(text),
+    )
 
 
 class _Rule(Protocol):

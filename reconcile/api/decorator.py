@@ -5,8 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.composite import GROUP, UpdateMethod
-from reconcile.api.controller import controller_hooks, controller_spec, no_repeats
+from reconcile.api.composite import GROUP
+from reconcile.api.controller import (
+    OwnedRule,
+    controller_hooks,
+    controller_spec,
+    no_repeats,
+    owned_rule,
+)
 from reconcile.api.errors import SpecError
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
@@ -21,7 +27,8 @@ KIND = "DecoratorController"
 # Attachments carry this annotation with the decorator's name: without it, an object the target
 # controls is not the decorator's.
 DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller"
-ATTACHMENT_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMethod.IN_PLACE)
+# Attachments: objects of a resource the decorator creates and the target owns.
+AttachmentRule = OwnedRule
 
 
 @dataclass(frozen=True)
@@ -41,13 +48,6 @@ class ResourceRule:
         return self.label_selector.matches_labels(labels) and (
             self.annotation_selector.matches_labels(annotations)
         )
-
-
-@dataclass(frozen=True)
-class AttachmentRule:
-    api_version: str
-    resource: str
-    update_method: UpdateMethod = UpdateMethod.ON_DELETE
 
 
 @dataclass(frozen=True)
@@ -112,21 +112,6 @@ def _resource(fields: Fields) -> ResourceRule:
     )
 
 
-def _attachment(fields: Fields) -> AttachmentRule:
-    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
-    strategy = fields.child("updateStrategy")
-    strategy.reject_unknown({"method"})
-    text = strategy.string("method", UpdateMethod.ON_DELETE.value)
-    if text not in {m.value for m in ATTACHMENT_METHODS}:
-        choices = ", ".join(m.value for m in ATTACHMENT_METHODS)
-        raise strategy.error("method", f"{text!r} is not one of {choices}")
-    return AttachmentRule(
-        api_version=fields.string("apiVersion"),
-        resource=fields.string("resource"),
-        update_method=UpdateMethod(text),
-    )
-
-
 def parse_decorator_controller(
     obj: dict[str, Any], source: str = "cluster", base_dir: str | None = None
 ) -> DecoratorController:
@@ -139,7 +124,7 @@ def parse_decorator_controller(
     resources = tuple(_resource(r) for r in spec.children("resources"))
     if not resources:
         raise spec.error("resources", "is required: at least one rule")
-    attachments = tuple(_attachment(a) for a in spec.children("attachments"))
+    attachments = tuple(owned_rule(a) for a in spec.children("attachments"))
     no_repeats(spec, "attachments", attachments)
     sync, finalize, customize = controller_hooks(spec, where, base_dir)
     return DecoratorController(

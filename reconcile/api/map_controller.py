@@ -9,27 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.composite import UpdateMethod
-from reconcile.api.controller import controller_spec, no_repeats
+from reconcile.api.controller import OwnedRule, controller_spec, no_repeats, owned_rule
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
 from reconcile.api.hooks_parse import optional_hook
 
 KIND = "MapController"
-OUTPUT_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMethod.IN_PLACE)
+# Outputs: objects of a resource the map hook returns and the parent owns.
+OutputRule = OwnedRule
 
 
 @dataclass(frozen=True)
 class ResourceRef:
     api_version: str
     resource: str
-
-
-@dataclass(frozen=True)
-class OutputRule:
-    api_version: str
-    resource: str
-    update_method: UpdateMethod = UpdateMethod.ON_DELETE
 
 
 @dataclass(frozen=True)
@@ -59,21 +52,6 @@ def _resource(fields: Fields) -> ResourceRef:
     return ResourceRef(fields.string("apiVersion"), fields.string("resource"))
 
 
-def _output(fields: Fields) -> OutputRule:
-    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
-    strategy = fields.child("updateStrategy")
-    strategy.reject_unknown({"method"})
-    text = strategy.string("method", UpdateMethod.ON_DELETE.value)
-    if text not in {m.value for m in OUTPUT_METHODS}:
-        choices = ", ".join(m.value for m in OUTPUT_METHODS)
-        raise strategy.error("method", f"{text!r} is not one of {choices}")
-    return OutputRule(
-        api_version=fields.string("apiVersion"),
-        resource=fields.string("resource"),
-        update_method=UpdateMethod(text),
-    )
-
-
 def parse_map_controller(
     obj: dict[str, Any], source: str = "cluster", base_dir: str | None = None
 ) -> MapController:
@@ -92,7 +70,7 @@ def parse_map_controller(
     if not inputs:
         raise spec.error("inputResources", "is required: at least one resource")
     no_repeats(spec, "inputResources", inputs)
-    outputs = tuple(_output(r) for r in spec.children("outputResources"))
+    outputs = tuple(owned_rule(r) for r in spec.children("outputResources"))
     if not outputs:
         raise spec.error("outputResources", "is required: at least one resource")
     no_repeats(spec, "outputResources", outputs)

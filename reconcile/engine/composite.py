@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconcile.api.composite import ChildRule, CompositeController, UpdateMethod
+from reconcile.api.composite import ChildRule, CompositeController
+from reconcile.api.controller import UpdateMethod
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key

@@ -13,7 +13,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.composite import UpdateMethod
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.decorator import DECORATOR_ANNOTATION, AttachmentRule, DecoratorController
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.composite import UpdateMethod
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.map_controller import MapController, OutputRule
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.composite import ConditionCheck, UpdateMethod
+from reconcile.api.composite import ConditionCheck
+from reconcile.api.controller import UpdateMethod
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import (
     Obj,

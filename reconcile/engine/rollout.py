@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconcile.api.composite import UpdateMethod
+from reconcile.api.controller import UpdateMethod
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import ChildType, PlanError

@@ -8,9 +8,8 @@ from typing import Any
 
 from reconcile.api.decorator import DecoratorController
 from reconcile.api.hooks import HookSpec
-from reconcile.budget import Budget, BudgetExhausted
+from reconcile.budget import BudgetExhausted
 from reconcile.cluster.errors import ApiError
-from reconcile.cluster.protocol import Cluster
 from reconcile.engine.decorator import (
     AttachmentType,
     finalizing,
@@ -20,38 +19,20 @@ from reconcile.engine.decorator import (
     sync_request,
 )
 from reconcile.engine.responses import ResponseError, parse_customize_response
-from reconcile.hooks import HookCaller, HookError
+from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.controller_pass import ControllerPass
 from reconcile.runner.events import change_events
-from reconcile.runner.execute import Executor
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.related import related_objects
 from reconcile.runner.results import ControllerResult, ParentResult
-from reconcile.runner.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
 
-class DecoratorRunner:
+class DecoratorRunner(ControllerPass):
     """Syncs the targets of one decorator in one pass, `workers` at a time."""
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        hooks: HookCaller,
-        executor: Executor,
-        snapshot: Snapshot,
-        workers: int,
-        *,
-        budget: Budget | None = None,
-    ) -> None:
-        self.cluster = cluster
-        self.hooks = hooks
-        self.executor = executor
-        self.snapshot = snapshot
-        self.workers = max(1, workers)
-        self.budget = budget or Budget()
 
     def run(self, controller: DecoratorController) -> ControllerResult:
         result = ControllerResult(controller.name, resync_period=controller.resync_period)

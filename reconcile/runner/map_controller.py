@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from reconcile.api.map_controller import MapController
-from reconcile.budget import Budget, BudgetExhausted
+from reconcile.budget import BudgetExhausted
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.map_controller import (
@@ -37,14 +37,13 @@ from reconcile.engine.map_controller import (
     tombstone_request,
 )
 from reconcile.engine.responses import ResponseError
-from reconcile.hooks import HookCaller, HookError
+from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.runner.controller_pass import ControllerPass
 from reconcile.runner.events import change_events
-from reconcile.runner.execute import Executor
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.results import ActionResult, ControllerResult, ParentResult
-from reconcile.runner.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -93,25 +92,8 @@ def resolve(cluster: Cluster, controller: MapController) -> Resolved:
     return Resolved(parent, inputs, tuple(outputs))
 
 
-class MapRunner:
+class MapRunner(ControllerPass):
     """Syncs the parents of one MapController in one pass."""
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        hooks: HookCaller,
-        executor: Executor,
-        snapshot: Snapshot,
-        workers: int,
-        *,
-        budget: Budget | None = None,
-    ) -> None:
-        self.cluster = cluster
-        self.hooks = hooks
-        self.executor = executor
-        self.snapshot = snapshot
-        self.workers = max(1, workers)
-        self.budget = budget or Budget()
 
     def run(self, controller: MapController) -> ControllerResult:
         result = ControllerResult(controller.name, resync_period=controller.resync_period)

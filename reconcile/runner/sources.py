@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -135,37 +136,39 @@ def _one_line(exc: BaseException) -> str:
 
 
 def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
-    try:
-        resource = cluster.discover(API_VERSION, "compositecontrollers")
-    except NotFound:
+    """Every kind whose CRD the cluster has (a cluster without the CompositeController CRD is
+    not a source at all)."""
+    if not _read_kind(
+        cluster, loaded, "compositecontrollers", parse_composite_controller, loaded.composite
+    ):
         log.debug("the cluster has no %s CRD; no controllers read from it", API_VERSION)
         return
     loaded.sources.append("cluster")
+    _read_kind(
+        cluster, loaded, "decoratorcontrollers", parse_decorator_controller, loaded.decorator
+    )
+    _read_kind(cluster, loaded, "mapcontrollers", parse_map_controller, loaded.map)
+
+
+def _read_kind(
+    cluster: Cluster,
+    loaded: LoadedControllers,
+    plural: str,
+    parse: Callable[[dict[str, Any]], _C],
+    into: list[_C],
+) -> bool:
+    """Read one kind's objects into `into`; False when the cluster does not serve the kind."""
+    try:
+        resource = cluster.discover(API_VERSION, plural)
+    except NotFound:
+        log.debug("the cluster has no %s.%s CRD", plural, API_VERSION)
+        return False
     for obj in list_all(cluster, resource).items:
         try:
-            loaded.composite.append(parse_composite_controller(obj))
+            into.append(parse(obj))
         except SpecError as exc:
             loaded.spec_error(obj, exc)
-    try:
-        decorators = cluster.discover(API_VERSION, "decoratorcontrollers")
-    except NotFound:
-        log.debug("the cluster has no DecoratorController CRD")
-    else:
-        for obj in list_all(cluster, decorators).items:
-            try:
-                loaded.decorator.append(parse_decorator_controller(obj))
-            except SpecError as exc:
-                loaded.spec_error(obj, exc)
-    try:
-        maps = cluster.discover(API_VERSION, "mapcontrollers")
-    except NotFound:
-        log.debug("the cluster has no MapController CRD")
-        return
-    for obj in list_all(cluster, maps).items:
-        try:
-            loaded.map.append(parse_map_controller(obj))
-        except SpecError as exc:
-            loaded.spec_error(obj, exc)
+    return True
 
 
 def _layer(base: list[_C], over: list[_C], what: str) -> list[_C]:

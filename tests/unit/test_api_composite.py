@@ -15,9 +15,9 @@ from reconcile.api.composite import (
     CompositeHooks,
     ConditionCheck,
     ParentRule,
-    UpdateMethod,
     parse_composite_controller,
 )
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.duration import parse_duration
 from reconcile.api.errors import SpecError
 from reconcile.api.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec

@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import (
-    ChildRule,
-    CompositeController,
-    CompositeHooks,
-    ParentRule,
-    UpdateMethod,
-)
+from reconcile.api.composite import ChildRule, CompositeController, CompositeHooks, ParentRule
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.apply import LAST_APPLIED_ANNOTATION

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import ConditionCheck, UpdateMethod
+from reconcile.api.composite import ConditionCheck
+from reconcile.api.controller import UpdateMethod
 from reconcile.engine.revisions import (
     API_GROUP_LABEL,
     RESOURCE_LABEL,

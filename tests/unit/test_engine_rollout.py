@@ -22,8 +22,8 @@ from reconcile.api.composite import (
     CompositeHooks,
     ConditionCheck,
     ParentRule,
-    UpdateMethod,
 )
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import UpdateMethod
+from reconcile.api.controller import UpdateMethod
 from reconcile.api.errors import SpecError
 from reconcile.api.map_controller import OutputRule, parse_map_controller
 from reconcile.engine.actions import ActionKind
