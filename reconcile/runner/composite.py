@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,15 +48,12 @@ from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
-from reconcile.runner.events import change_events
 from reconcile.runner.execute import Executor
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.related import related_objects
 from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
-
-log = logging.getLogger(__name__)
 
 
 class ControllerError(Exception):
@@ -204,21 +200,12 @@ class CompositeRunner:
             self.progress.advance()
             return result
         except (HookError, ResponseError, PlanError, ApiError) as exc:
-            message = str(exc)
-            result.errors.append(f"{result.parent}: {message}")
-            log.warning("%s: %s", result.parent, message)
-            self.executor.record_event(parent, "SyncError", message)
-        for reason, message, count in change_events(parent, result.actions):
-            self.executor.record_event(parent, reason, message, normal=True, count=count)
+            self.executor.sync_failed(parent, result, str(exc))
         if result.rollout is not None and result.rollout.moved:
             self.executor.record_event(
                 parent, "RolloutStep", result.rollout.describe(), normal=True
             )
-        if any(a.error and not a.held for a in result.actions):
-            failed = next(a for a in result.actions if a.error and not a.held)
-            message = f"{failed.action.describe()} failed: {failed.error}"
-            result.errors.append(f"{result.parent}: {message}")
-            self.executor.record_event(parent, "SyncError", message)
+        self.executor.record_outcome(parent, result)
         self.progress.advance()
         return result
 

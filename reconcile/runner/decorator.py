@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,12 +22,9 @@ from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.controller_pass import ControllerPass
-from reconcile.runner.events import change_events
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.related import related_objects
 from reconcile.runner.results import ControllerResult, ParentResult
-
-log = logging.getLogger(__name__)
 
 
 class DecoratorRunner(ControllerPass):
@@ -125,18 +121,9 @@ class DecoratorRunner(ControllerPass):
             result.errors.append(f"{result.parent}: {exc}")
             return result
         except (HookError, ResponseError, ApiError) as exc:
-            message = str(exc)
-            result.errors.append(f"{result.parent}: {message}")
-            log.warning("%s: %s", result.parent, message)
-            self.executor.record_event(target, "SyncError", message)
+            self.executor.sync_failed(target, result, str(exc))
             return result
-        for reason, message, count in change_events(target, result.actions):
-            self.executor.record_event(target, reason, message, normal=True, count=count)
-        failed = next((a for a in result.actions if a.error and not a.held), None)
-        if failed is not None:
-            message = f"{failed.action.describe()} failed: {failed.error}"
-            result.errors.append(f"{result.parent}: {message}")
-            self.executor.record_event(target, "SyncError", message)
+        self.executor.record_outcome(target, result)
         return result
 
     def _related(

@@ -14,8 +14,8 @@ from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
 from reconcile.objects.meta import Obj, identity, metadata, name_of
-from reconcile.runner.events import event
-from reconcile.runner.results import ActionResult, Divergence, NotConverging
+from reconcile.runner.events import change_events, event
+from reconcile.runner.results import ActionResult, Divergence, NotConverging, ParentResult
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,24 @@ class Executor:
         if action.kind is ActionKind.STATUS:
             return self.cluster.update_status(resource, body)
         return self.cluster.update(resource, body)
+
+    def sync_failed(self, involved: Obj, result: ParentResult, message: str) -> None:
+        """A parent (or target, or map key) that could not be synced: the error in its result,
+        the log, and a SyncError Event on it."""
+        result.errors.append(f"{result.parent}: {message}")
+        log.warning("%s: %s", result.parent, message)
+        self.record_event(involved, "SyncError", message)
+
+    def record_outcome(self, involved: Obj, result: ParentResult) -> None:
+        """After a sync: Normal Events for what it changed, and a SyncError for the first write
+        that failed (held updates are the loop guard's, reported once by the run)."""
+        for reason, message, count in change_events(involved, result.actions):
+            self.record_event(involved, reason, message, normal=True, count=count)
+        failed = next((a for a in result.actions if a.error and not a.held), None)
+        if failed is not None:
+            message = f"{failed.action.describe()} failed: {failed.error}"
+            result.errors.append(f"{result.parent}: {message}")
+            self.record_event(involved, "SyncError", message)
 
     def record_event(
         self,

@@ -6,7 +6,6 @@ parents), each map key's writes run on their own, and the aggregated status is w
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,11 +40,9 @@ from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.controller_pass import ControllerPass
-from reconcile.runner.events import change_events
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.results import ActionResult, ControllerResult, ParentResult
 
-log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
@@ -154,18 +151,9 @@ class _ParentSync:
             result.errors.append(f"{result.parent}: {exc}")
             return result
         except (SelectorProblem, ResponseError, ApiError) as exc:
-            message = str(exc)
-            result.errors.append(f"{result.parent}: {message}")
-            log.warning("%s: %s", result.parent, message)
-            self.executor.record_event(parent, "SyncError", message)
+            self.executor.sync_failed(parent, result, str(exc))
             return result
-        for reason, message, count in change_events(parent, result.actions):
-            self.executor.record_event(parent, reason, message, normal=True, count=count)
-        failed = next((a for a in result.actions if a.error and not a.held), None)
-        if failed is not None:
-            message = f"{failed.action.describe()} failed: {failed.error}"
-            result.errors.append(f"{result.parent}: {message}")
-            self.executor.record_event(parent, "SyncError", message)
+        self.executor.record_outcome(parent, result)
         return result
 
     def _sync(self) -> None:
@@ -228,9 +216,7 @@ class _ParentSync:
             return None
 
     def _key_error(self, message: str) -> None:
-        self.result.errors.append(f"{self.result.parent}: {message}")
-        log.warning("%s: %s", self.result.parent, message)
-        self.executor.record_event(self.ctx.parent, "SyncError", message)
+        self.executor.sync_failed(self.ctx.parent, self.result, message)
 
     def _map(self, item: MapInput, outputs: dict[str, list[Obj]]) -> list[Obj]:
         hook = self.ctx.controller.hooks.map
