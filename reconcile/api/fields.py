@@ -69,9 +69,12 @@ class Fields:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"must be a number, not {value!r}")
-        if minimum is not None and value < minimum:
+        if minimum is not None and not value >= minimum:
             raise self.error(key, f"must be at least {minimum}, not {value}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise self.error(key, f"is too large: {str(value)[:20]}...") from None
 
     def strings(self, key: str) -> list[str]:
         value = self.data.get(key)

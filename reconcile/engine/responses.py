@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.objects.meta import Obj
+from reconcile.objects.names import metadata_problems
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 
 
@@ -25,14 +26,23 @@ class SyncResponse:
     finalized: bool = False
 
 
+MAX_SECONDS = 365 * 24 * 3600
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def seconds_field(data: dict[str, Any], key: str, problems: list[str]) -> float | None:
     value = data.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        problems.append(f"{key}: must be a number of seconds >= 0, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        problems.append(f"{key}: must be a number of seconds >= 0, not {_short(value)}")
         return None
-    return float(value)
+    # Beyond a year is "not this run" anyway; a bigger number must not overflow a clock.
+    return float(min(value, MAX_SECONDS))
 
 
 def object_list(raw: Any, field: str, problems: list[str]) -> list[Obj]:
@@ -55,6 +65,7 @@ def object_list(raw: Any, field: str, problems: list[str]) -> list[Obj]:
         meta = item.get("metadata")
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             problems.append(f"{where}.metadata.name: is required")
+        problems += metadata_problems(item, where)
         objects.append(item)
     return objects
 

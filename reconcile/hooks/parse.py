@@ -17,7 +17,7 @@ def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
     """`data` as a JSON object, or HookError 'bad-json' / 'not-an-object'. `what` names the
     output in messages ("response body", "stdout")."""
     try:
-        value = json.loads(data)
+        value = json.loads(data, parse_constant=_not_json)
     except (ValueError, RecursionError) as exc:
         remember_secrets_in(data)
         excerpt = head_excerpt(data)
@@ -36,6 +36,11 @@ def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
         )
     remember_secrets(value)
     return value
+
+
+def _not_json(name: str) -> Any:
+    """NaN and Infinity: Python reads them, JSON (and the API server) does not."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def remember_secrets_in(data: bytes) -> None:
