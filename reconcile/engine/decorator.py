@@ -115,8 +115,9 @@ def parse_response(data: Any, hook: str) -> DecoratorResponse:
         problems.append(f"status: must be an object or null, not {type(status).__name__}")
     else:
         response.status = status
-    # a falsy value ("", {}) reads as no attachments
-    response.attachments = object_list(data.get("attachments") or None, "attachments", problems)
+    # null or absent: none; anything but a list (false, "", {}) is refused, never read as
+    # "no attachments" (which would delete them all)
+    response.attachments = object_list(data.get("attachments"), "attachments", problems)
     finalized = data.get("finalized")
     if finalized is not None and not isinstance(finalized, bool):
         problems.append(f"finalized: must be true or false, not {finalized!r}")
