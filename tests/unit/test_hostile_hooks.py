@@ -161,6 +161,7 @@ def _set_child(
 def mutations(draw: st.DrawFn, list_key: str) -> Mutation:
     i = draw(st.integers(0, 1))
     choice = draw(st.integers(0, 8))
+    value: Any
     if choice == 0:
         value = draw(NOT_OBJECTS.filter(lambda v: v is not None and not isinstance(v, list)))
         return Mutation(list_key, lambda a, k: a.__setitem__(k, value))
