@@ -111,6 +111,14 @@ class Unavailable(ApiError):
     default_reason = "ServiceUnavailable"
 
 
+def is_transient(error: BaseException | None) -> bool:
+    """Whether the same request may well succeed a moment later: no answer (status 0), a
+    conflict (a stale resourceVersion: the next pass reads afresh), throttling, a server error."""
+    if not isinstance(error, ApiError):
+        return False
+    return error.status in (0, 409, 429) or error.status >= 500
+
+
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequest,
     401: Unauthorized,

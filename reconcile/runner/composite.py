@@ -9,7 +9,7 @@ from typing import Any
 from reconcile.api.composite import CompositeController
 from reconcile.api.hooks import HookSpec
 from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError
+from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.composite import (
     ChildType,
@@ -145,6 +145,7 @@ class CompositeRunner:
             return result
         except (ControllerError, ApiError) as exc:
             result.errors.append(str(exc))
+            result.transient = is_transient(exc) or is_transient(exc.__cause__)
             return result
         work = [(p, mode_for(controller, p)) for p in parents]
         work = [(p, m) for p, m in work if m is not Mode.SKIP]
@@ -200,7 +201,7 @@ class CompositeRunner:
             self.progress.advance()
             return result
         except (HookError, ResponseError, PlanError, ApiError) as exc:
-            self.executor.sync_failed(parent, result, str(exc))
+            self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
         if result.rollout is not None and result.rollout.moved:
             self.executor.record_event(
                 parent, "RolloutStep", result.rollout.describe(), normal=True

@@ -8,7 +8,7 @@ from typing import Any
 from reconcile.api.decorator import DecoratorController
 from reconcile.api.hooks import HookSpec
 from reconcile.budget import BudgetExhausted
-from reconcile.cluster.errors import ApiError
+from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.engine.decorator import (
     AttachmentType,
     finalizing,
@@ -60,6 +60,7 @@ class DecoratorRunner(ControllerPass):
             return result
         except ApiError as exc:
             result.errors.append(f"{where}: {exc.message}")
+            result.transient = is_transient(exc)
             return result
         if any(not t.resource.namespaced for t in types) and any(r.namespaced for _, r in rules):
             result.errors.append(
@@ -121,7 +122,7 @@ class DecoratorRunner(ControllerPass):
             result.errors.append(f"{result.parent}: {exc}")
             return result
         except (HookError, ResponseError, ApiError) as exc:
-            self.executor.sync_failed(target, result, str(exc))
+            self.executor.sync_failed(target, result, str(exc), transient=is_transient(exc))
             return result
         self.executor.record_outcome(target, result)
         return result

@@ -8,7 +8,7 @@ import logging
 import threading
 
 from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.errors import ApiError, NotFound, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
@@ -56,7 +56,8 @@ class Executor:
                 results.append(ActionResult(action, applied=False))
                 continue
             key = _guard_key(action)
-            if action.kind in _GUARDED and self._held(action, key):
+            mark = self._mark(action) if action.kind in _GUARDED else None
+            if mark is not None and self._held(action, key, mark):
                 stuck = self.not_converging[key]
                 why = f"left alone: {stuck.object} does not converge (pass {stuck.pass_number})"
                 results.append(ActionResult(action, applied=False, error=why, held=True))
@@ -65,7 +66,9 @@ class Executor:
                 self.budget.check(action.describe())
                 returned = self._send(action, versions)
             except (ApiError, BudgetExhausted) as exc:
-                results.append(ActionResult(action, applied=False, error=str(exc)))
+                results.append(
+                    ActionResult(action, applied=False, error=str(exc), transient=is_transient(exc))
+                )
                 stopped = isinstance(exc, BudgetExhausted)
                 why = exc.why if isinstance(exc, BudgetExhausted) else "an earlier action failed"
                 results += [
@@ -75,6 +78,9 @@ class Executor:
                 if stopped:
                     raise exc
                 break
+            if mark is not None:
+                # only a change the server accepted can be "needed again" later
+                self._updates[key] = (self.pass_number, mark[1])
             if returned is not None:
                 versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
             unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
@@ -82,19 +88,22 @@ class Executor:
             log.debug("applied %s", action.describe())
         return results
 
-    def _held(self, action: Action, key: GuardKey) -> bool:
-        """Whether this update is left alone: its object already does not converge, or it is
-        the same change an earlier pass made (which then did not stick)."""
-        if key in self.not_converging:
-            return True
+    def _mark(self, action: Action) -> tuple[list[FieldChange], str]:
         assert action.after is not None and action.before is not None
         changes = field_changes(
             action.after, action.before, status=action.kind is ActionKind.STATUS
         )
-        mark = fingerprint(changes)
+        return changes, fingerprint(changes)
+
+    def _held(self, action: Action, key: GuardKey, mark: tuple[list[FieldChange], str]) -> bool:
+        """Whether this update is left alone: its object already does not converge, or it is
+        the same change an earlier pass made and the server accepted (which then did not
+        stick)."""
+        if key in self.not_converging:
+            return True
+        changes, fingerprint_now = mark
         earlier = self._updates.get(key)
-        self._updates[key] = (self.pass_number, mark)
-        if earlier is None or earlier[0] == self.pass_number or earlier[1] != mark:
+        if earlier is None or earlier[0] == self.pass_number or earlier[1] != fingerprint_now:
             return False
         self._diverged(key, action, Divergence.REVERTED, changes)
         return True
@@ -141,10 +150,13 @@ class Executor:
             return self.cluster.update_status(resource, body)
         return self.cluster.update(resource, body)
 
-    def sync_failed(self, involved: Obj, result: ParentResult, message: str) -> None:
+    def sync_failed(
+        self, involved: Obj, result: ParentResult, message: str, *, transient: bool = False
+    ) -> None:
         """A parent (or target, or map key) that could not be synced: the error in its result,
-        the log, and a SyncError Event on it."""
+        the log, and a SyncError Event on it. `transient`: worth another pass."""
         result.errors.append(f"{result.parent}: {message}")
+        result.transient = result.transient or transient
         log.warning("%s: %s", result.parent, message)
         self.record_event(involved, "SyncError", message)
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from reconcile.api.map_controller import MapController
 from reconcile.budget import BudgetExhausted
-from reconcile.cluster.errors import ApiError
+from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.map_controller import (
     DetachedKey,
@@ -103,9 +103,11 @@ class MapRunner(ControllerPass):
             return result
         except ControllerError as exc:
             result.errors.append(str(exc))
+            result.transient = is_transient(exc.__cause__)
             return result
         except ApiError as exc:
             result.errors.append(f"MapController {controller.name}: {exc.message}")
+            result.transient = is_transient(exc)
             return result
         with (
             ThreadPoolExecutor(self.workers, thread_name_prefix="map-call") as calls,
@@ -151,7 +153,7 @@ class _ParentSync:
             result.errors.append(f"{result.parent}: {exc}")
             return result
         except (SelectorProblem, ResponseError, ApiError) as exc:
-            self.executor.sync_failed(parent, result, str(exc))
+            self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
             return result
         self.executor.record_outcome(parent, result)
         return result

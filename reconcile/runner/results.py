@@ -37,6 +37,9 @@ class ActionResult:
     unchanged: bool = False
     # Not sent: the loop guard leaves its object alone (the run's errors say why).
     held: bool = False
+    # Failed for a reason that may pass (no answer, a conflict, throttling, a server error):
+    # the run tries again in a later pass.
+    transient: bool = False
 
 
 class Divergence(StrEnum):
@@ -83,6 +86,7 @@ class ParentResult:
     resync_after: float | None = None
     rollout: RolloutSummary | None = None  # for controllers with rolling updates
     interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
+    transient: bool = False  # it failed for a reason that may pass (see ActionResult)
 
     @property
     def writes(self) -> int:
@@ -98,6 +102,7 @@ class ControllerResult:
     resync_period: float | None = None
     not_synced: int = 0  # parents not reached because the run stopped (budget, signal)
     stopped: bool = False  # the run stopped before this controller's parents were listed
+    transient: bool = False  # its error may pass (the API server did not answer, ...)
 
 
 @dataclass
@@ -124,6 +129,18 @@ class PassResult:
     @property
     def writes(self) -> int:
         return sum(p.writes for p in self.parents())
+
+    @property
+    def transient_failures(self) -> list[str]:
+        """What failed this pass for a reason that may pass: worth another pass."""
+        failed = [c.errors[0] for c in self.controllers if c.transient and c.errors]
+        for parent in self.parents():
+            action = next((a for a in parent.actions if a.transient), None)
+            if action is not None:
+                failed.append(f"{action.action.describe()}: {action.error}")
+            elif parent.transient and parent.errors:
+                failed.append(parent.errors[0])
+        return failed
 
     @property
     def pending(self) -> int:

@@ -2,9 +2,10 @@
 
 A pass lists everything afresh, so every parent is synced every pass. Another pass follows at
 once when the last one wrote something, after `poll_interval` when it is waiting on the cluster
-(e.g. a child still being deleted), and at the earliest requested resync when that falls inside
-the budget. A pass that would not finish within the budget (judging by the slowest so far) is
-not started. Resyncs past the budget are reported as due at the next run.
+(e.g. a child still being deleted), after a short backoff when a request failed for a reason
+that may pass, and at the earliest requested resync when that falls inside the budget. A pass
+that would not finish within the budget (judging by the slowest so far) is not started.
+Resyncs past the budget are reported as due at the next run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ from reconcile.runner.snapshot import Snapshot
 from reconcile.runner.sources import LoadedControllers, load_controllers
 
 log = logging.getLogger(__name__)
+
+# A pass whose only problems may pass (the API server did not answer, a conflict, throttling, a
+# server error) is followed by another after RETRY_DELAY, doubling up to MAX_RETRY_DELAY, at
+# most MAX_RETRY_PASSES times in a row: a lasting failure does not keep a run going.
+RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+MAX_RETRY_PASSES = 5
 
 
 class Runner:
@@ -69,6 +77,7 @@ class Runner:
         )
 
     def run(self) -> RunResult:
+        self._retries = 0
         started = self.clock()
         deadline = started + self.settings.max_duration
         result = RunResult(dry_run=self.settings.dry_run)
@@ -254,8 +263,16 @@ class Runner:
     def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:
         """When the next pass should start (None: converged) and which resyncs ask for it."""
         if current.writes:
+            self._retries = 0 if not current.transient_failures else self._retries
             return now, []
         candidates: list[tuple[float, str]] = []
+        failed = current.transient_failures
+        if not failed:
+            self._retries = 0
+        elif self._retries < MAX_RETRY_PASSES:
+            delay = min(RETRY_DELAY * 2**self._retries, MAX_RETRY_DELAY)
+            self._retries += 1
+            candidates.append((now + delay, f"retrying after a transient failure: {failed[0]}"))
         if current.waits:
             candidates.append((now + self.settings.poll_interval, "waiting: " + current.waits[0]))
         for controller in current.controllers:
