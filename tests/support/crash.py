@@ -15,15 +15,26 @@ class Crash(BaseException):  # BaseException: no `except Exception` in the code 
 
 
 class CrashingCluster:
-    def __init__(self, inner: Cluster, writes_allowed: int) -> None:
+    """Dies at its (`writes_allowed` + 1)-th write: before sending it, or with `after` once the
+    write is done (the server did it; the process never learns). `where` says which write."""
+
+    def __init__(self, inner: Cluster, writes_allowed: int, *, after: bool = False) -> None:
         self.inner = inner
         self.stats = inner.stats
         self.left = writes_allowed
+        self.after = after
+        self.where = ""
 
-    def _write(self) -> None:
-        if self.left <= 0:
+    def _write(self, what: str = "") -> None:
+        if self.left <= 0 and not self.after:
+            self.where = f"before {what}"
             raise Crash()
         self.left -= 1
+
+    def _done(self, what: str) -> None:
+        if self.after and self.left < 0:
+            self.where = f"after {what}"
+            raise Crash()
 
     def discover(self, api_version: str, resource: str) -> ResourceInfo:
         return self.inner.discover(api_version, resource)
@@ -38,17 +49,28 @@ class CrashingCluster:
         return self.inner.get(resource, name, namespace=namespace)
 
     def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        self._write()
-        return self.inner.create(resource, obj)
+        what = f"create {resource.resource}"
+        self._write(what)
+        created = self.inner.create(resource, obj)
+        self._done(what)
+        return created
 
     def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        self._write()
-        return self.inner.update(resource, obj)
+        what = f"update {resource.resource}"
+        self._write(what)
+        updated = self.inner.update(resource, obj)
+        self._done(what)
+        return updated
 
     def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        self._write()
-        return self.inner.update_status(resource, obj)
+        what = f"update {resource.resource}/status"
+        self._write(what)
+        updated = self.inner.update_status(resource, obj)
+        self._done(what)
+        return updated
 
     def delete(self, resource: ResourceInfo, name: str, **kwargs: Any) -> None:
-        self._write()
+        what = f"delete {resource.resource}"
+        self._write(what)
         self.inner.delete(resource, name, **kwargs)
+        self._done(what)

@@ -149,6 +149,8 @@ class FaultProxy(ThreadingHTTPServer):
         self.plan = plan
         self.kill = kill
         self.kill_lock = threading.Lock()
+        # Sees every write before it is forwarded: (method, path, body).
+        self.observe: Callable[[str, str, bytes | None], None] | None = None
         self.context = ssl.create_default_context()
         self.context.check_hostname = False
         self.context.verify_mode = ssl.CERT_NONE
@@ -201,6 +203,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
         mutating = method in MUTATING_METHODS
+        if mutating and self.server.observe is not None:
+            self.server.observe(method, self.path, body)
         if self.server.killed(method, self.path, forwarded=False):
             self._drop()
             return
