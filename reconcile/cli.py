@@ -39,8 +39,11 @@ from reconcile.config import (
     ReportSettings,
     ReportTarget,
     RunConfig,
+    Shard,
+    parse_shard,
 )
 from reconcile.logs import configure_logging
+from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.report.targets import parse_report_file
 
 log = logging.getLogger("reconcile")
@@ -277,6 +280,23 @@ def run(
             "takes no lock.",
         ),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Sync only this process's share of the parents: INDEX/COUNT (0/4 to 3/4), "
+            "chosen by a stable hash of each parent's uid, or auto/COUNT in an Indexed Job "
+            "(INDEX from JOB_COMPLETION_INDEX). Each shard takes its own --lock.",
+        ),
+    ] = None,
+    target_label_selector: Annotated[
+        str | None,
+        typer.Option(
+            "--target-label-selector",
+            help="Run only the controllers (CompositeController, DecoratorController, "
+            "MapController objects) whose labels match this selector, e.g. team=payments.",
+        ),
+    ] = None,
     metrics_pushgateway: Annotated[
         str | None,
         typer.Option(
@@ -381,6 +401,8 @@ def run(
             prune=prune,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
+            shard=_shard(shard),
+            target_label_selector=_selector(target_label_selector),
         ),
         metrics=MetricsSettings(
             pushgateway=metrics_pushgateway or None,
@@ -446,3 +468,22 @@ def _color_default() -> bool:
 
 def main() -> None:
     app(prog_name="reconcile")
+
+
+def _shard(text: str | None) -> Shard:
+    if text is None:
+        return Shard()
+    try:
+        return parse_shard(text, os.environ.get("JOB_COMPLETION_INDEX"))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--shard") from exc
+
+
+def _selector(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        parse_label_selector(text)
+    except SelectorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--target-label-selector") from exc
+    return text

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 
 class LogFormat(StrEnum):
@@ -36,6 +38,56 @@ class LoggingSettings:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """`--shard INDEX/COUNT`: COUNT processes that share no state, each with its own INDEX,
+    cover every parent exactly once."""
+
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not 0 <= self.index < self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: INDEX must be 0 to COUNT-1")
+
+    @property
+    def everything(self) -> bool:
+        return self.count == 1
+
+    def owns(self, obj: dict[str, Any]) -> bool:
+        """Whether a parent is this shard's: a stable hash of its uid (of namespace and name
+        when it has none yet, as in a dry run's preview of a new parent)."""
+        if self.count == 1:
+            return True
+        meta = obj.get("metadata") or {}
+        key = str(meta.get("uid") or "") or f"{meta.get('namespace') or ''}/{meta.get('name')}"
+        digest = hashlib.sha256(key.encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str, job_index: str | None) -> Shard:
+    """`INDEX/COUNT`, or `auto/COUNT` with INDEX from `job_index` (an Indexed Job's
+    JOB_COMPLETION_INDEX). ValueError says what is wrong."""
+    index_text, slash, count_text = text.partition("/")
+    if not slash:
+        raise ValueError(f"{text!r} is not INDEX/COUNT (e.g. 0/4, or auto/4 in an Indexed Job)")
+    if not count_text.isdigit() or int(count_text) < 1:
+        raise ValueError(f"{text!r}: COUNT must be a whole number >= 1")
+    if index_text == "auto":
+        if job_index is None or not job_index.strip().isdigit():
+            raise ValueError(
+                f"{text!r}: auto takes the index from JOB_COMPLETION_INDEX (set in the Pods of "
+                f"an Indexed Job), which is {'not set' if job_index is None else repr(job_index)}"
+            )
+        index_text = job_index.strip()
+    if not index_text.isdigit():
+        raise ValueError(f"{text!r}: INDEX must be a whole number or auto")
+    return Shard(int(index_text), int(count_text))
+
+
+@dataclass(frozen=True)
 class ReconcileSettings:
     """What a run reconciles and how hard it tries."""
 
@@ -57,6 +109,9 @@ class ReconcileSettings:
     applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
     lock: str | None = None  # --lock NAMESPACE/NAME: a Lease held while the run writes
     lock_holder: str = ""  # who this run is, in the Lease (default: POD_NAME, or host-pid)
+    shard: Shard = field(default_factory=Shard)  # --shard: which parents are this process's
+    # --target-label-selector: only the controllers whose labels match (Metacontroller's option)
+    target_label_selector: str | None = None
 
     def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
         return replace(self, manifest_paths=paths)

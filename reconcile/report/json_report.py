@@ -43,6 +43,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "commit": result.source.commit,
             "subject": result.source.subject,
         },
+        "shard": result.shard,
         "converged": result.converged,
         "durationSeconds": round(result.duration, 3),
         "hookCalls": result.hook_calls,

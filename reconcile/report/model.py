@@ -244,3 +244,10 @@ def source_line(result: RunResult) -> str | None:
     if source is None:
         return None
     return f"{source.url} @ {source.ref}: {source.commit[:12]} {source.subject}"
+
+
+def shard_line(result: RunResult) -> str | None:
+    """`2/4: the parents of this shard only`, for sharded runs."""
+    if result.shard is None:
+        return None
+    return f"{result.shard} (this run synced the parents of its shard only)"

@@ -24,6 +24,7 @@ from reconcile.report.model import (
     ms,
     parent_summary,
     requests_summary,
+    shard_line,
     source_line,
     stop_note,
     symbol,
@@ -116,6 +117,8 @@ class _Writer:
         self.line(("reconcile " + mode + ": ", "bold"), (headline(t), style))
         if (source := source_line(result)) is not None:
             self.line(("source: ", "bold"), source)
+        if (shard := shard_line(result)) is not None:
+            self.line(("shard: ", "bold"), shard)
         note = stop_note(result)
         if note:
             self.line(("! stopped: ", "bold red"), note)

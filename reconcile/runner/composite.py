@@ -11,6 +11,7 @@ from reconcile.api.hooks import HookSpec
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
+from reconcile.config import Shard
 from reconcile.engine.composite import (
     ChildType,
     Context,
@@ -121,6 +122,7 @@ class CompositeRunner:
         progress: Progress | None = None,
         *,
         budget: Budget | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self.progress = progress or NoProgress()
         self.cluster = cluster
@@ -129,6 +131,7 @@ class CompositeRunner:
         self.snapshot = snapshot
         self.workers = max(1, workers)
         self.budget = budget or Budget()
+        self.shard = shard or Shard()
 
     def run(
         self, controller: CompositeController, contested: dict[str, list[str]] | None = None
@@ -147,7 +150,7 @@ class CompositeRunner:
             result.errors.append(str(exc))
             result.transient = is_transient(exc) or is_transient(exc.__cause__)
             return result
-        work = [(p, mode_for(controller, p)) for p in parents]
+        work = [(p, mode_for(controller, p)) for p in parents if self.shard.owns(p)]
         work = [(p, m) for p, m in work if m is not Mode.SKIP]
         self.progress.start(controller.name, len(work))
         contested = contested or {}

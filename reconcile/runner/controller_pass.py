@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reconcile.budget import Budget
 from reconcile.cluster.protocol import Cluster
+from reconcile.config import Shard
 from reconcile.hooks import HookCaller
 from reconcile.runner.execute import Executor
 from reconcile.runner.snapshot import Snapshot
@@ -20,6 +21,7 @@ class ControllerPass:
         workers: int,
         *,
         budget: Budget | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self.cluster = cluster
         self.hooks = hooks
@@ -27,3 +29,4 @@ class ControllerPass:
         self.snapshot = snapshot
         self.workers = max(1, workers)
         self.budget = budget or Budget()
+        self.shard = shard or Shard()

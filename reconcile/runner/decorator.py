@@ -53,7 +53,7 @@ class DecoratorRunner(ControllerPass):
             work = [
                 (resource, obj, matches)
                 for resource, obj, matches in matched.values()
-                if matches or finalizing(controller, obj, matches)
+                if (matches or finalizing(controller, obj, matches)) and self.shard.owns(obj)
             ]
         except BudgetExhausted:
             result.stopped = True

@@ -97,7 +97,11 @@ class MapRunner(ControllerPass):
         try:
             self.budget.check(f"MapController {controller.name}")
             resolved = resolve(self.cluster, controller)
-            parents = [p for p in self.snapshot.objects(resolved.parent) if not is_deleting(p)]
+            parents = [
+                p
+                for p in self.snapshot.objects(resolved.parent)
+                if not is_deleting(p) and self.shard.owns(p)
+            ]
         except BudgetExhausted:
             result.stopped = True
             return result

@@ -196,6 +196,7 @@ class RunResult:
     # --manifests, applied before the first pass (and reported as its first controller)
     manifests: ControllerResult | None = None
     source: Provenance | None = None  # --git: where the inputs came from
+    shard: str | None = None  # --shard INDEX/COUNT: this run synced that share of the parents
     # --lock held by another run: nothing was done (exit 0), and who holds it until when
     skipped: str | None = None
     duration: float = 0.0

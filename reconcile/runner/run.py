@@ -19,7 +19,7 @@ from pathlib import Path
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
-from reconcile.config import ReconcileSettings
+from reconcile.config import ReconcileSettings, Shard
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
@@ -74,6 +74,7 @@ class Runner:
             from_cluster=self.settings.controllers_from_cluster,
             only=self.settings.only_controllers,
             recursive=self.settings.recursive,
+            target_selector=self.settings.target_label_selector,
         )
 
     def run(self) -> RunResult:
@@ -81,6 +82,8 @@ class Runner:
         started = self.clock()
         deadline = started + self.settings.max_duration
         result = RunResult(dry_run=self.settings.dry_run)
+        if not self.settings.shard.everything:
+            result.shard = str(self.settings.shard)
         manifests = load_manifests(
             [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
         )
@@ -105,7 +108,7 @@ class Runner:
             return NoLock()
         lock = RunLock(
             self.cluster,
-            self.settings.lock,
+            shard_lock_name(self.settings.lock, self.settings.shard),
             holder=self.settings.lock_holder or default_holder(),
             budget_seconds=self.settings.max_duration,
         )
@@ -239,17 +242,30 @@ class Runner:
             self.settings.workers,
             self.progress,
             budget=self.budget,
+            shard=self.settings.shard,
         )
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
         result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
         decorators = DecoratorRunner(
-            self.cluster, self.hooks, executor, snapshot, self.settings.workers, budget=self.budget
+            self.cluster,
+            self.hooks,
+            executor,
+            snapshot,
+            self.settings.workers,
+            budget=self.budget,
+            shard=self.settings.shard,
         )
         result.controllers += [decorators.run(d) for d in loaded.decorator]
         maps = MapRunner(
-            self.cluster, self.hooks, executor, snapshot, self.settings.workers, budget=self.budget
+            self.cluster,
+            self.hooks,
+            executor,
+            snapshot,
+            self.settings.workers,
+            budget=self.budget,
+            shard=self.settings.shard,
         )
         result.controllers += [maps.run(m) for m in loaded.map]
         result.duration = self.clock() - started
@@ -296,6 +312,14 @@ class Runner:
             return None, []
         candidates.sort()
         return candidates[0][0], [what for _, what in candidates]
+
+
+def shard_lock_name(lock: str, shard: Shard) -> str:
+    """Each shard holds its own Lease: `NAME-INDEX-of-COUNT` (the shards of one run never wait
+    for each other; two processes of the same shard never both write)."""
+    if shard.everything:
+        return lock
+    return f"{lock}-{shard.index}-of-{shard.count}"
 
 
 def _holds_controllers(manifests: LoadedManifests) -> bool:

@@ -23,6 +23,7 @@ from reconcile.api.map_controller import MapController, parse_map_controller
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.objects.selectors import LabelSelector, parse_label_selector
 from reconcile.objects.yamltext import load_documents
 
 log = logging.getLogger(__name__)
@@ -49,11 +50,17 @@ class LoadedControllers:
     warnings: list[str] = field(default_factory=list)  # objects ignored, and why
     sources: list[str] = field(default_factory=list)
     only: frozenset[str] = frozenset()  # --controller: errors of other controllers don't count
+    # --target-label-selector: controllers whose labels do not match are not this run's
+    target: LabelSelector | None = None
     from_files: bool = False  # this source is files given on the command line
+
+    def targets(self, obj: dict[str, Any]) -> bool:
+        """Whether a controller object is this run's (`--target-label-selector`)."""
+        return self.target is None or self.target.matches(obj)
 
     def spec_error(self, obj: dict[str, Any], error: SpecError) -> None:
         name = str((obj.get("metadata") or {}).get("name") or "")
-        if self.only and name not in self.only:
+        if (self.only and name not in self.only) or not self.targets(obj):
             log.debug("skipping %s, not selected: %s", name, error)
             return
         (self.fatal if self.from_files else self.errors).append(str(error))
@@ -200,18 +207,20 @@ def load_controllers(
     from_cluster: bool = True,
     only: frozenset[str] = frozenset(),
     recursive: bool = False,
+    target_selector: str | None = None,
 ) -> LoadedControllers:
     """Controllers by precedence: `--controllers` files, then `--local` manifests, then the
     cluster's objects; a name found in a higher source replaces the lower ones (to preview a
     change before it is applied)."""
-    loaded = LoadedControllers(only=only)
+    target = parse_label_selector(target_selector) if target_selector else None
+    loaded = LoadedControllers(only=only, target=target)
     layers: list[tuple[str, LoadedControllers]] = []
     if from_cluster:
-        cluster_source = LoadedControllers(only=only)
+        cluster_source = LoadedControllers(only=only, target=target)
         load_from_cluster(cluster, cluster_source)
         layers.append(("the cluster", cluster_source))
     for what, source_paths in (("--local", manifest_paths or []), ("--controllers", paths)):
-        file_source = LoadedControllers(only=only)
+        file_source = LoadedControllers(only=only, target=target)
         load_from_files(source_paths, file_source, recursive=recursive, option=what)
         layers.append((what, file_source))
     controllers: list[CompositeController] = []
@@ -236,6 +245,10 @@ def load_controllers(
         controllers = [c for c in controllers if c.name in only]
         decorators = [d for d in decorators if d.name in only]
         maps = [m for m in maps if m.name in only]
+    if target is not None:
+        controllers = [c for c in controllers if loaded.targets(c.raw)]
+        decorators = [d for d in decorators if loaded.targets(d.raw)]
+        maps = [m for m in maps if loaded.targets(m.raw)]
     controllers = _without_certain_overlaps(controllers, loaded)
     loaded.composite = sorted(controllers, key=lambda c: c.name)
     loaded.decorator = sorted(decorators, key=lambda d: d.name)

@@ -254,3 +254,53 @@ def _rules_of(backend: Backend, name: str) -> list[Obj]:
     if not rules:
         raise AssertionError(f"ClusterRole {name} has no rules yet")
     return rules
+
+
+SHARDED = ROOT / "manifests" / "cronjob-sharded"
+
+
+def test_the_sharded_variant_is_an_indexed_job_of_four_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = subprocess.run(
+        ["kubectl", "kustomize", str(SHARDED)], capture_output=True, text=True, check=True
+    )
+    objects = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    job = one(objects, "CronJob")["spec"]["jobTemplate"]["spec"]
+    assert (job["completionMode"], job["completions"], job["parallelism"]) == ("Indexed", 4, 4)
+    env = {e["name"]: e.get("value") for e in job["template"]["spec"]["containers"][0]["env"]}
+    assert env["RECONCILE_SHARD"] == "auto/4"
+    cluster = MemoryCluster()  # valid for a current release as written
+    for obj in objects:
+        resource = cluster.discover(obj["apiVersion"], obj["kind"])
+        with contextlib.suppress(ApiError):
+            if obj["kind"] != "CronJob":
+                cluster.create(resource, copy.deepcopy(obj))
+    cron = one(objects, "CronJob")
+    cluster.create(cluster.discover("batch/v1", "cronjobs"), copy.deepcopy(cron))
+    # each Pod of the Indexed Job reads its index: two of them split hello-world's parents
+    reports = []
+    for index in ("0", "1"):
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reconcile",
+                "--local",
+                str(EXAMPLES / "hello-world"),
+                "--dry-run",
+                "--report-format",
+                "json",
+            ],
+            env={**command_env(), "RECONCILE_SHARD": "auto/2", "JOB_COMPLETION_INDEX": index},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode in (0, 2), run.stderr
+        reports.append(json.loads(run.stdout))
+    assert [r["shard"] for r in reports] == ["0/2", "1/2"]
+    parents = [
+        p["parent"] for r in reports for c in r["passes"][0]["controllers"] for p in c["parents"]
+    ]
+    assert parents == ["HelloWorld hello/your-name"]  # in exactly one of the two shards
