@@ -123,6 +123,10 @@ def _finite_non_negative(value: float) -> float:
     return value
 
 
+def _optional_finite_non_negative(value: float | None) -> float | None:
+    return None if value is None else _finite_non_negative(value)
+
+
 class StdoutReport(StrEnum):
     TEXT = "text"
     JSON = "json"
@@ -159,12 +163,14 @@ def run(
         str | None, typer.Option("--context", help="The kubeconfig context to use.")
     ] = None,
     qps: Annotated[
-        float,
+        float | None,
         typer.Option(
-            help="Client-side limit on API requests per second (0: no limit).",
-            callback=_finite_non_negative,
+            help="A fixed client-side limit on API requests per second (0: no limit). Default: "
+            "adaptive, from 50 per second, doubling while the server keeps up and halving on "
+            "429, 503 or slow answers.",
+            callback=_optional_finite_non_negative,
         ),
-    ] = 50.0,
+    ] = None,
     burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.", min=1)] = 100,
     request_timeout: Annotated[
         float,

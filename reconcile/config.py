@@ -26,7 +26,7 @@ class ConnectionSettings:
 
     kubeconfig: str | None = None
     context: str | None = None
-    qps: float = 50.0
+    qps: float | None = None  # None: adaptive to the server's answers; 0: no limit
     burst: int = 100
     request_timeout: float = 30.0
 

@@ -41,6 +41,7 @@ from hooklib import serve  # noqa: E402 - the examples' webhook server, standard
 from tests.support.backends import crd_manifest  # noqa: E402
 
 GROUP = "bench.example.com"
+QPS: list[str] = []  # --qps for reconcile; none: its default (adaptive)
 NAMESPACE = "bench"
 
 
@@ -209,8 +210,7 @@ def run_reconcile(args: list[str], watch_pids: list[int]) -> dict[str, Any]:
             "json",
             "--log-level",
             "warning",
-            "--qps",
-            "0",
+            *QPS,
             "--workers",
             "8",
             "--max-duration",
@@ -364,6 +364,9 @@ def main() -> None:
         help="composite: parents x children; map: one MapController parent over --inputs",
     )
     parser.add_argument("--inputs", type=int, default=1000, help="inputs of the map scenario")
+    parser.add_argument(
+        "--qps", help="reconcile's --qps (default: none given, so its adaptive default)"
+    )
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_hook is not None:
@@ -372,6 +375,8 @@ def main() -> None:
         else:
             serve_hook(args.serve_hook, args.children)
         return
+    if args.qps is not None:
+        QPS.extend(["--qps", args.qps])
     if args.scenario == "map":
         title = f"1 MapController parent x {args.inputs} input ConfigMaps (1 output each)"
         scenario: Scenario = ("map", title, args.inputs, 1)

@@ -31,7 +31,7 @@ from reconcile.cluster.errors import (
     error_from_status,
 )
 from reconcile.cluster.protocol import target_namespace, with_type
-from reconcile.cluster.ratelimit import TokenBucket
+from reconcile.cluster.ratelimit import AdaptiveRate, FixedRate
 from reconcile.cluster.stats import RequestStats
 from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
 from reconcile.objects.meta import metadata, name_of
@@ -43,7 +43,7 @@ _READ_METHODS = frozenset({"GET"})
 
 @dataclass(frozen=True)
 class LiveOptions:
-    qps: float = 50.0
+    qps: float | None = None  # None: adaptive (AdaptiveRate); 0: no limit
     burst: int = 100
     request_timeout: float = 30.0
     max_retries: int = 5
@@ -75,7 +75,11 @@ class LiveCluster:
         self._api = client.ApiClient(configuration)
         self._api.user_agent = "reconcile"
         self._sleep: Callable[[float], None] = sleep or self._wait
-        self._limiter = TokenBucket(self.options.qps, self.options.burst, sleep=self._sleep)
+        self._limiter: AdaptiveRate | FixedRate = (
+            AdaptiveRate(burst=self.options.burst, sleep=self._sleep)
+            if self.options.qps is None
+            else FixedRate(self.options.qps, self.options.burst, sleep=self._sleep)
+        )
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}
         self._discovery_lock = threading.Lock()
@@ -159,9 +163,11 @@ class LiveCluster:
             data = response.read()
         except client.exceptions.ApiException as exc:  # TLS failures come this way (status 0)
             self.stats.record_code(verb, "0")
+            self._limiter.record(0, time.monotonic() - started)
             raise Unavailable(f"{method} {path}: {exc.reason}", status=0) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             self.stats.record_code(verb, "0")
+            self._limiter.record(0, time.monotonic() - started)
             if not _timed_out(exc):
                 raise Unavailable(f"{method} {path}: {exc}", status=0) from exc
             if timeout < self.options.request_timeout and self._budget.expired:
@@ -172,6 +178,7 @@ class LiveCluster:
         finally:
             self.stats.add_seconds(time.monotonic() - started)
         self.stats.record_code(verb, str(response.status))
+        self._limiter.record(response.status, time.monotonic() - started)
         if response.status >= 400:
             raise error_from_status(response.status, data, response.headers.get("Retry-After"))
         return json.loads(data) if data else None

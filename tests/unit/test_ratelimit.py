@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from reconcile.cluster.ratelimit import TokenBucket
+from reconcile.cluster.ratelimit import AdaptiveRate, TokenBucket
 
 
 class FakeTime:
@@ -42,3 +42,37 @@ def test_zero_qps_disables_the_limit() -> None:
     bucket = TokenBucket(qps=0, burst=1, clock=t.clock, sleep=t.sleep)
     assert all(bucket.acquire() == 0.0 for _ in range(1000))
     assert t.slept == []
+
+
+def test_the_default_rate_follows_the_server() -> None:
+    t = FakeTime()
+    rate = AdaptiveRate(start=50, burst=10, clock=t.clock, sleep=t.sleep)
+    for _ in range(50):  # a second of answers the server kept up with: twice as fast
+        rate.record(200, 0.01)
+    assert rate.qps == 100
+    for _ in range(100):
+        rate.record(201, 0.01)
+    assert rate.qps == 200
+    rate.record(429, 0.01)  # APF says the server is busy: half
+    assert rate.qps == 100
+    rate.record(503, 0.01)  # within a second of the last decrease: once is enough
+    assert rate.qps == 100
+    t.now += 1.5
+    rate.record(200, 3.0)  # a slow answer counts as a busy server
+    assert rate.qps == 50
+    for _ in range(10):
+        t.now += 1.5
+        rate.record(429, 0.01)
+    assert rate.qps == 5  # the floor
+    rate.record(500, 0.01)
+    rate.record(0, 0.01)  # errors without an answer say nothing about the pace
+    assert rate.qps == 5
+    assert rate.peak == 200
+
+
+def test_the_default_rate_has_a_ceiling() -> None:
+    t = FakeTime()
+    rate = AdaptiveRate(start=50, burst=10, ceiling=400, clock=t.clock, sleep=t.sleep)
+    for _ in range(10_000):
+        rate.record(200, 0.001)
+    assert rate.qps == 400
