@@ -283,6 +283,7 @@ def test_json_top_level() -> None:
         "headline",
         "dryRun",
         "source",
+        "shard",
         "converged",
         "durationSeconds",
         "hookCalls",
