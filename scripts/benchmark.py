@@ -42,6 +42,7 @@ from tests.support.backends import crd_manifest  # noqa: E402
 
 GROUP = "bench.example.com"
 QPS: list[str] = []  # --qps for reconcile; none: its default (adaptive)
+WORKERS = ["8"]  # reconcile's --workers
 NAMESPACE = "bench"
 
 
@@ -212,7 +213,7 @@ def run_reconcile(args: list[str], watch_pids: list[int]) -> dict[str, Any]:
             "warning",
             *QPS,
             "--workers",
-            "8",
+            WORKERS[0],
             "--max-duration",
             "3600",
         ],
@@ -456,6 +457,7 @@ def main() -> None:
     parser.add_argument(
         "--qps", help="reconcile's --qps (default: none given, so its adaptive default)"
     )
+    parser.add_argument("--workers", type=int, default=8, help="reconcile's --workers")
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_hook is not None:
@@ -466,6 +468,7 @@ def main() -> None:
         return
     if args.qps is not None:
         QPS.extend(["--qps", args.qps])
+    WORKERS[0] = str(args.workers)
     if args.scenario == "map":
         title = f"1 MapController parent x {args.inputs} input ConfigMaps (1 output each)"
         scenario: Scenario = ("map", title, args.inputs, 1)
