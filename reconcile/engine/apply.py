@@ -22,11 +22,11 @@ Everything here is pure and never mutates its arguments.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from reconcile.engine.semantic import Path, dropped_by_server, is_builtin, same_scalar
+from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import Obj
 from reconcile.objects.secrets import fold_string_data
 
@@ -82,14 +82,14 @@ def prepare_desired(desired: Obj) -> Obj:
     itself excluded from the JSON). What a create sends."""
     cleaned = _cleaned(desired)
     _drop_last_applied(cleaned)
-    prepared = copy.deepcopy(cleaned)
+    prepared = json_copy(cleaned)
     _set_last_applied(prepared, _compact_json(cleaned))
     return prepared
 
 
 def merge(observed: Obj, last: Obj | None, desired: Obj) -> Obj:
     """The three-way merge above (no annotation handling)."""
-    result = copy.deepcopy(observed)
+    result = json_copy(observed)
     rules = _Rules(is_builtin(str(desired.get("apiVersion") or observed.get("apiVersion") or "")))
     rules.merge_map(result, _cleaned(last or {}), _cleaned(desired), ())
     return result
@@ -144,7 +144,7 @@ class _Rules:
         scalars = not isinstance(desired, dict | list) and not isinstance(observed, dict | list)
         if scalars and same_scalar(path, observed, desired, builtin=self.builtin):
             return observed  # stored in another form with the same meaning
-        return copy.deepcopy(desired)
+        return json_copy(desired)
 
     def merge_map(
         self, observed: dict[str, Any], last: dict[str, Any], desired: dict[str, Any], path: Path
@@ -168,7 +168,7 @@ class _Rules:
                     self.merge_map(o, last[i] if _map_at(last, i) else {}, d, (*path, i))
                     for i, (o, d) in enumerate(zip(observed, desired, strict=True))
                 ]
-            return copy.deepcopy(desired)
+            return json_copy(desired)
         observed_items = {_key_value(item, key): item for item in observed}
         last_items = {_key_value(item, key): item for item in last}
         desired_items = {_key_value(item, key): item for item in desired}
@@ -237,7 +237,7 @@ def _cleaned(obj: Obj) -> Obj:
     """A deep copy without the top-level status and without server-owned metadata, in the
     form the server stores (a Secret's stringData folded into data)."""
     obj = fold_string_data(obj)
-    cleaned = {key: copy.deepcopy(value) for key, value in obj.items() if key != "status"}
+    cleaned = {key: json_copy(value) for key, value in obj.items() if key != "status"}
     meta = cleaned.get("metadata")
     if isinstance(meta, dict):
         for field in SERVER_OWNED_METADATA:

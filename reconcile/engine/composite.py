@@ -3,7 +3,6 @@ responses to a list of actions. The runner does the I/O around them."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,6 +16,7 @@ from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import SyncResponse
+from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import (
     Obj,
     controller_ref,
@@ -170,7 +170,7 @@ def desired_children(
                 f"{where}: {key} is not one of the controller's childResources ({known})"
             )
             continue
-        obj = copy.deepcopy(raw)
+        obj = json_copy(raw)
         meta = obj["metadata"]
         if child_type.resource.namespaced:
             ns = meta.get("namespace") or parent_ns
@@ -214,7 +214,7 @@ def desired_children(
 
 
 def _finalizer_patch(parent: Obj, finalizer: str, add: bool) -> Obj:
-    after = copy.deepcopy(parent)
+    after = json_copy(parent)
     current = [f for f in metadata(after).get("finalizers") or [] if f != finalizer]
     after["metadata"]["finalizers"] = [*current, finalizer] if add else current
     if not after["metadata"]["finalizers"]:
@@ -377,7 +377,7 @@ def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
     new_status["observedGeneration"] = metadata(ctx.parent).get("generation", 0)
     if apply.json_equal(new_status, ctx.parent.get("status")):
         return None
-    after = copy.deepcopy(ctx.parent)
+    after = json_copy(ctx.parent)
     after["status"] = new_status
     too_big = status_size_problem(after)
     if too_big:

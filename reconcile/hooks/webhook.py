@@ -7,11 +7,13 @@ import json
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.cookiejar import DefaultCookiePolicy
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -55,6 +57,9 @@ class _NoCookies(DefaultCookiePolicy):
 def new_session() -> requests.Session:
     session = requests.Session()
     session.cookies.set_policy(_NoCookies())
+    # The environment's proxies and CA bundle are read once per host (WebhookTransport), not
+    # on every call: requests scans the whole environment each time otherwise.
+    session.trust_env = False
     adapter = HTTPAdapter(pool_connections=POOL_SIZE, pool_maxsize=POOL_SIZE, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
@@ -100,6 +105,8 @@ class WebhookTransport:
         self._clock = clock
         self.session = new_session()
         self.cache = EtagCache(clock)
+        self._environment: dict[str, dict[str, Any]] = {}
+        self._environment_lock = threading.Lock()
 
     def close(self) -> None:
         self.session.close()
@@ -215,6 +222,7 @@ class WebhookTransport:
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
         timeout = self._budget.bound(spec.timeout)
         try:
+            environment = self._environment_for(spec.url)
             response = self.session.post(
                 spec.url,
                 data=data,
@@ -222,11 +230,27 @@ class WebhookTransport:
                 timeout=(timeout, timeout),
                 allow_redirects=False,
                 stream=True,
+                proxies=environment["proxies"],
+                verify=environment["verify"],
             )
         except requests.RequestException as exc:
             bounded = timeout < spec.timeout
             raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
         return response, timeout
+
+    def _environment_for(self, url: str) -> dict[str, Any]:
+        """HTTP(S)_PROXY / NO_PROXY and REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE for this URL's
+        scheme and host, read once per run."""
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        with self._environment_lock:
+            found = self._environment.get(key)
+            if found is None:
+                with requests.Session() as reader:
+                    settings = reader.merge_environment_settings(url, {}, None, None, None)
+                found = {"proxies": settings["proxies"], "verify": settings["verify"]}
+                self._environment[key] = found
+            return found
 
     def _transport_error(
         self, hook: HookSpec, exc: requests.RequestException, timeout: float, *, bounded: bool
