@@ -49,6 +49,7 @@ from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.runner.controller_pass import ControllerPass
 from reconcile.runner.execute import Executor
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.progress import NoProgress, Progress
@@ -109,7 +110,7 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
     return Resolved(parent, tuple(children), revisions)
 
 
-class CompositeRunner:
+class CompositeRunner(ControllerPass):
     """Syncs the parents of one controller in one pass, `workers` at a time."""
 
     def __init__(
@@ -124,14 +125,8 @@ class CompositeRunner:
         budget: Budget | None = None,
         shard: Shard | None = None,
     ) -> None:
+        super().__init__(cluster, hooks, executor, snapshot, workers, budget=budget, shard=shard)
         self.progress = progress or NoProgress()
-        self.cluster = cluster
-        self.hooks = hooks
-        self.executor = executor
-        self.snapshot = snapshot
-        self.workers = max(1, workers)
-        self.budget = budget or Budget()
-        self.shard = shard or Shard()
 
     def run(
         self, controller: CompositeController, contested: dict[str, list[str]] | None = None

@@ -234,39 +234,16 @@ class Runner:
 
     def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
         snapshot = Snapshot(self.cluster, self.settings.page_size)
-        runner = CompositeRunner(
-            self.cluster,
-            self.hooks,
-            executor,
-            snapshot,
-            self.settings.workers,
-            self.progress,
-            budget=self.budget,
-            shard=self.settings.shard,
-        )
+        shared = (self.cluster, self.hooks, executor, snapshot, self.settings.workers)
+        budget, shard = self.budget, self.settings.shard
+        runner = CompositeRunner(*shared, self.progress, budget=budget, shard=shard)
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
         result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
-        decorators = DecoratorRunner(
-            self.cluster,
-            self.hooks,
-            executor,
-            snapshot,
-            self.settings.workers,
-            budget=self.budget,
-            shard=self.settings.shard,
-        )
+        decorators = DecoratorRunner(*shared, budget=budget, shard=shard)
         result.controllers += [decorators.run(d) for d in loaded.decorator]
-        maps = MapRunner(
-            self.cluster,
-            self.hooks,
-            executor,
-            snapshot,
-            self.settings.workers,
-            budget=self.budget,
-            shard=self.settings.shard,
-        )
+        maps = MapRunner(*shared, budget=budget, shard=shard)
         result.controllers += [maps.run(m) for m in loaded.map]
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
