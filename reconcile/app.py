@@ -67,7 +67,7 @@ def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
             recursive=config.reconcile.recursive,
             kubernetes_version=config.local.kubernetes_version,
         )
-    return connect_live(config.connection, budget)
+    return connect_live(config.connection, budget, config.reconcile.workers)
 
 
 # -- outputs ----------------------------------------------------------------------------------

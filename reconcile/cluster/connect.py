@@ -7,13 +7,19 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.config import ConnectionSettings
 
 
-def connect_live(settings: ConnectionSettings, budget: Budget | None = None) -> Cluster:
+def connect_live(
+    settings: ConnectionSettings, budget: Budget | None = None, workers: int = 8
+) -> Cluster:
+    """`workers`: how many requests may be in flight at once (connections kept alive)."""
     # Imported here so that runs on the memory backend never load the kubernetes client.
     from reconcile.cluster.kubeconfig import load_connection
     from reconcile.cluster.live import LiveCluster, LiveOptions
 
     connection = load_connection(settings.kubeconfig, settings.context)
     options = LiveOptions(
-        qps=settings.qps, burst=settings.burst, request_timeout=settings.request_timeout
+        qps=settings.qps,
+        burst=settings.burst,
+        request_timeout=settings.request_timeout,
+        pool_size=max(16, 2 * workers + 4),
     )
     return LiveCluster(connection.configuration, options, budget=budget)

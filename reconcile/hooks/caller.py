@@ -13,7 +13,7 @@ from reconcile.api.hooks import HookSpec
 from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
 from reconcile.hooks.errors import HookResult
-from reconcile.hooks.webhook import WebhookTransport
+from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
 
 
 class HookCaller:
@@ -35,10 +35,15 @@ class HookCaller:
         clock: Callable[[], float] = time.monotonic,
         base_dir: Path | None = None,
         budget: Budget | None = None,
+        pool_size: int = POOL_SIZE,
     ) -> None:
         budget = budget or Budget()
         self._webhooks = WebhookTransport(
-            max_429_retries=max_429_retries, sleep=sleep, clock=clock, budget=budget
+            max_429_retries=max_429_retries,
+            sleep=sleep,
+            clock=clock,
+            budget=budget,
+            pool_size=pool_size,
         )
         self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
         self._lock = threading.Lock()

@@ -54,13 +54,13 @@ class _NoCookies(DefaultCookiePolicy):
         return False
 
 
-def new_session() -> requests.Session:
+def new_session(pool_size: int = POOL_SIZE) -> requests.Session:
     session = requests.Session()
     session.cookies.set_policy(_NoCookies())
     # The environment's proxies and CA bundle are read once per host (WebhookTransport), not
     # on every call: requests scans the whole environment each time otherwise.
     session.trust_env = False
-    adapter = HTTPAdapter(pool_connections=POOL_SIZE, pool_maxsize=POOL_SIZE, max_retries=0)
+    adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -98,12 +98,13 @@ class WebhookTransport:
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         budget: Budget | None = None,
+        pool_size: int = POOL_SIZE,
     ) -> None:
         self.max_429_retries = max_429_retries
         self._budget = budget or Budget()
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._clock = clock
-        self.session = new_session()
+        self.session = new_session(pool_size)
         self.cache = EtagCache(clock)
         self._environment: dict[str, dict[str, Any]] = {}
         self._environment_lock = threading.Lock()

@@ -61,7 +61,10 @@ class Runner:
         self.cluster = cluster
         self.settings = settings
         self.budget = budget or Budget(settings.max_duration, clock)
-        self.hooks = hooks or HookCaller(budget=self.budget)
+        # a MapController's calls and writes run beside its parents: twice the workers at once
+        self.hooks = hooks or HookCaller(
+            budget=self.budget, pool_size=max(32, 2 * settings.workers + 4)
+        )
         self.clock = clock
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
         self.sleep = sleep or self.budget.sleep
