@@ -184,14 +184,18 @@ def parse_outputs(data: Any, hook: str) -> list[Obj]:
     return outputs
 
 
+_UNNAMED = "an input that is gone"
+
+
+def input_named(output: Obj) -> str:
+    """The input an output was made from, as its annotation names it."""
+    return annotations_of(output).get(MAP_INPUT_ANNOTATION) or _UNNAMED
+
+
 def detached_input(outputs: Mapping[str, list[Obj]]) -> str:
     """The input a detached group was made from, as its outputs' annotation names it."""
-    for objects in outputs.values():
-        for obj in objects:
-            named = annotations_of(obj).get(MAP_INPUT_ANNOTATION)
-            if named:
-                return named
-    return "an input that is gone"
+    names = (input_named(obj) for group in outputs.values() for obj in group)
+    return next((name for name in names if name != _UNNAMED), _UNNAMED)
 
 
 # -- planning ------------------------------------------------------------------------------
@@ -363,7 +367,7 @@ def plan_parent_outputs(
     for key, by_type in observed.items():
         for output_type in ctx.output_types:
             for obj in by_type.get(output_type.key, []):
-                holders[_output_id(output_type, obj)] = (key, detached_input({"": [obj]}))
+                holders[_output_id(output_type, obj)] = (key, input_named(obj))
     has_tombstone = ctx.controller.hooks.tombstone is not None
     for item in detached:
         plan = plans[item.key] = KeyPlan(item.key, item.input)

@@ -258,14 +258,13 @@ class Runner:
 
     def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:
         """When the next pass should start (None: converged) and which resyncs ask for it."""
-        if current.writes:
-            self._retries = 0 if not current.transient_failures else self._retries
-            return now, []
-        candidates: list[tuple[float, str]] = []
         failed = current.transient_failures
         if not failed:
             self._retries = 0
-        elif self._retries < MAX_RETRY_PASSES:
+        if current.writes:
+            return now, []
+        candidates: list[tuple[float, str]] = []
+        if failed and self._retries < MAX_RETRY_PASSES:
             delay = min(RETRY_DELAY * 2**self._retries, MAX_RETRY_DELAY)
             self._retries += 1
             candidates.append((now + delay, f"retrying after a transient failure: {failed[0]}"))
