@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.api.controller import UpdateMethod
-from reconcile.api.decorator import DECORATOR_ANNOTATION, AttachmentRule, DecoratorController
+from reconcile.api.decorator import DECORATOR_ANNOTATION, DecoratorController
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
+from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field
 from reconcile.objects.meta import (
@@ -33,15 +34,8 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 
-
-@dataclass(frozen=True)
-class AttachmentType:
-    rule: AttachmentRule
-    resource: ResourceInfo
-
-    @property
-    def key(self) -> str:
-        return self.resource.key
+# An attachment rule resolved through discovery.
+AttachmentType = OwnedType
 
 
 @dataclass

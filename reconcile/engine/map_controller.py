@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.api.controller import UpdateMethod
-from reconcile.api.map_controller import MapController, OutputRule
+from reconcile.api.map_controller import MapController
 from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
+from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list
 from reconcile.objects.meta import (
@@ -56,14 +57,8 @@ def map_key(obj: Obj) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
 
 
-@dataclass(frozen=True)
-class OutputType:
-    rule: OutputRule
-    resource: ResourceInfo
-
-    @property
-    def key(self) -> str:
-        return self.resource.key
+# An output rule resolved through discovery.
+OutputType = OwnedType
 
 
 @dataclass(frozen=True)
