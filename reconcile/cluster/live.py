@@ -75,7 +75,7 @@ class LiveCluster:
         self._api = client.ApiClient(configuration)
         self._api.user_agent = "reconcile"
         self._sleep: Callable[[float], None] = sleep or self._wait
-        self._limiter: AdaptiveRate | FixedRate = (
+        self._limiter: FixedRate = (
             AdaptiveRate(burst=self.options.burst, sleep=self._sleep)
             if self.options.qps is None
             else FixedRate(self.options.qps, self.options.burst, sleep=self._sleep)

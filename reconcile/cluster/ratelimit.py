@@ -50,7 +50,32 @@ class TokenBucket:
         return wait
 
 
-class AdaptiveRate:
+class FixedRate:
+    """`--qps N`: a fixed token bucket (0: no limit), as client-go's default limiter. The base
+    of AdaptiveRate, which also listens to the answers."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.bucket = TokenBucket(qps, burst, clock=clock, sleep=sleep)
+
+    @property
+    def qps(self) -> float:
+        return self.bucket.qps
+
+    def acquire(self, budget: Budget | None = None) -> float:
+        return self.bucket.acquire(budget)
+
+    def record(self, status: int, seconds: float) -> None:
+        """An answer (`status` 0: none) that took `seconds`: a fixed rate ignores it."""
+
+
+class AdaptiveRate(FixedRate):
     """The default limit: a token bucket whose rate follows the API server (additive growth
     is too slow for a batch run; this doubles and halves). It starts at `start` requests per
     second; every `rate` answers in a row that were neither throttled nor slow (about a second
@@ -70,7 +95,7 @@ class AdaptiveRate:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.bucket = TokenBucket(start, burst, clock=clock, sleep=sleep)
+        super().__init__(start, burst, clock=clock, sleep=sleep)
         self.floor = floor
         self.ceiling = ceiling
         self.slow_seconds = slow_seconds
@@ -80,15 +105,7 @@ class AdaptiveRate:
         self._last_decrease = float("-inf")
         self.peak = start
 
-    @property
-    def qps(self) -> float:
-        return self.bucket.qps
-
-    def acquire(self, budget: Budget | None = None) -> float:
-        return self.bucket.acquire(budget)
-
     def record(self, status: int, seconds: float) -> None:
-        """An answer (`status` 0: none) that took `seconds`."""
         with self._lock:
             rate = self.bucket.qps
             if status in (429, 503, 504) or seconds >= self.slow_seconds:
@@ -105,22 +122,3 @@ class AdaptiveRate:
                 self._streak = 0
                 self.bucket.qps = min(self.ceiling, rate * 2)
                 self.peak = max(self.peak, self.bucket.qps)
-
-
-class FixedRate:
-    """`--qps N`: a fixed token bucket (0: no limit), as client-go's default limiter."""
-
-    def __init__(
-        self, qps: float, burst: int, *, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
-        self.bucket = TokenBucket(qps, burst, sleep=sleep)
-
-    @property
-    def qps(self) -> float:
-        return self.bucket.qps
-
-    def acquire(self, budget: Budget | None = None) -> float:
-        return self.bucket.acquire(budget)
-
-    def record(self, status: int, seconds: float) -> None:
-        pass
