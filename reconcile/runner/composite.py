@@ -193,9 +193,7 @@ class CompositeRunner(ControllerPass):
                 # A parent being finalized tears down at its current spec: no rollout then.
                 self._sync_parent(ctx, mode, result)
         except BudgetExhausted as exc:
-            # Stopping is not this parent's failure: no Event, and what was applied is listed.
-            result.interrupted = True
-            result.errors.append(f"{result.parent}: {exc}")
+            result.interrupt(exc)
             self.progress.advance()
             return result
         except (HookError, ResponseError, PlanError, ApiError) as exc:

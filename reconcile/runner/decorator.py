@@ -118,8 +118,7 @@ class DecoratorRunner(ControllerPass):
             result.waits += plan.waits
             self.executor.execute(plan.actions, result.actions)
         except BudgetExhausted as exc:
-            result.interrupted = True
-            result.errors.append(f"{result.parent}: {exc}")
+            result.interrupt(exc)
             return result
         except (HookError, ResponseError, ApiError) as exc:
             self.executor.sync_failed(target, result, str(exc), transient=is_transient(exc))

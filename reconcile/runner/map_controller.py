@@ -153,8 +153,7 @@ class _ParentSync:
         try:
             self._sync()
         except BudgetExhausted as exc:
-            result.interrupted = True
-            result.errors.append(f"{result.parent}: {exc}")
+            result.interrupt(exc)
             return result
         except (SelectorProblem, ResponseError, ApiError) as exc:
             self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))

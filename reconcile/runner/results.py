@@ -88,6 +88,12 @@ class ParentResult:
     interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
     transient: bool = False  # it failed for a reason that may pass (see ActionResult)
 
+    def interrupt(self, why: BaseException) -> None:
+        """The run stopped (budget, signal) before this parent was done: not its failure, so
+        no Event; what was applied stays listed."""
+        self.interrupted = True
+        self.errors.append(f"{self.parent}: {why}")
+
     @property
     def writes(self) -> int:
         """Requests that changed something (an update the server ignored is not one)."""
