@@ -28,12 +28,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from reconcile.cluster.errors import Conflict, TooManyRequests, Unavailable
 from reconcile.cluster.protocol import Cluster
-from reconcile.cluster.types import Obj, ObjectList, ResourceInfo
+from reconcile.cluster.types import Obj
+from tests.support.wrapped import ForwardingCluster
+
+_T = TypeVar("_T")
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -270,17 +273,16 @@ def proxy_kubeconfig(plane_kubeconfig: dict[str, Any], proxy_url: str) -> dict[s
     return config
 
 
-class FaultyCluster:
+class FaultyCluster(ForwardingCluster):
     """A `Cluster` whose requests fail per `plan`, as the live backend reports such failures:
     Conflict, TooManyRequests (retry_after 1), Unavailable (500 / 503 / status 0 for resets
     and timeouts). No retries here: the in-process backend has no transport to retry."""
 
     def __init__(self, inner: Cluster, plan: FaultPlan) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.plan = plan
-        self.stats = inner.stats
 
-    def _before(self, mutating: bool) -> Any:
+    def _before(self, mutating: bool) -> Fault | None:
         fault = self.plan.pick(mutating)
         if fault is Fault.CONFLICT:
             raise Conflict("injected: the object has been modified")
@@ -294,47 +296,16 @@ class FaultyCluster:
             raise Unavailable("injected: connection reset by peer", status=0)
         return fault
 
-    def _after(self, fault: Any) -> None:
+    def read(self, call: Callable[[], _T]) -> _T:
+        if self._before(False) is Fault.SLOW:
+            raise Unavailable("injected: no response within the request timeout", status=0)
+        return call()
+
+    def write(self, what: str, body: Obj | None, call: Callable[[], _T]) -> _T:
+        fault = self._before(True)
+        result = call()
         if fault in (Fault.ERROR_AFTER, Fault.SLOW):
             raise Unavailable("injected: the write happened, the answer was lost", status=500)
         if fault is Fault.RESET_AFTER:
             raise Unavailable("injected: connection reset after the write", status=0)
-
-    def _write(self, call: Callable[[], Any]) -> Any:
-        fault = self._before(True)
-        result = call()
-        self._after(fault)
         return result
-
-    def discover(self, api_version: str, resource: str) -> ResourceInfo:
-        return self.inner.discover(api_version, resource)
-
-    def preferred_version(self, group: str) -> str:
-        return self.inner.preferred_version(group)
-
-    def list(self, resource: ResourceInfo, **kwargs: Any) -> ObjectList:
-        fault = self._before(False)
-        if fault is Fault.SLOW:
-            raise Unavailable("injected: no response within the request timeout", status=0)
-        return self.inner.list(resource, **kwargs)
-
-    def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
-        fault = self._before(False)
-        if fault is Fault.SLOW:
-            raise Unavailable("injected: no response within the request timeout", status=0)
-        return self.inner.get(resource, name, namespace=namespace)
-
-    def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        result: Obj = self._write(lambda: self.inner.create(resource, obj))
-        return result
-
-    def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        result: Obj = self._write(lambda: self.inner.update(resource, obj))
-        return result
-
-    def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        result: Obj = self._write(lambda: self.inner.update_status(resource, obj))
-        return result
-
-    def delete(self, resource: ResourceInfo, name: str, **kwargs: Any) -> None:
-        self._write(lambda: self.inner.delete(resource, name, **kwargs))

@@ -19,13 +19,14 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from reconcile.cluster import NotFound, list_all
 from reconcile.cluster.protocol import Cluster
-from reconcile.cluster.types import Obj, ObjectList, ResourceInfo
+from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
 from reconcile.runner.run import Runner
 from tests.support.backends import Backend
@@ -35,6 +36,9 @@ from tests.support.examples import EXAMPLES, load_example
 from tests.support.faultruns import install_revision_crd, settings
 from tests.support.faults import FaultPlan, FaultProxy, KillSwitch, proxy_kubeconfig
 from tests.support.kubelet import Kubelet
+from tests.support.wrapped import ForwardingCluster
+
+_T = TypeVar("_T")
 
 CONTROLLER = EXAMPLES / "statefulset-like" / "controller.yaml"
 FINALIZER = "metacontroller.io/compositecontroller-catset-controller"
@@ -117,38 +121,17 @@ class _FinalizerWatch:
             self.early += 1
 
 
-class _Watched:
-    """The in-process connection with the finalizer watch on its writes."""
+class _Watched(ForwardingCluster):
+    """The in-process connection with the finalizer watch on its parent updates."""
 
     def __init__(self, inner: Cluster, watch: _FinalizerWatch) -> None:
-        self.inner = inner
-        self.stats = inner.stats
+        super().__init__(inner)
         self.watch = watch
 
-    def discover(self, api_version: str, resource: str) -> ResourceInfo:
-        return self.inner.discover(api_version, resource)
-
-    def preferred_version(self, group: str) -> str:
-        return self.inner.preferred_version(group)
-
-    def list(self, resource: ResourceInfo, **kwargs: Any) -> ObjectList:
-        return self.inner.list(resource, **kwargs)
-
-    def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
-        return self.inner.get(resource, name, namespace=namespace)
-
-    def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        return self.inner.create(resource, obj)
-
-    def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        self.watch.check(resource.resource, obj)
-        return self.inner.update(resource, obj)
-
-    def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
-        return self.inner.update_status(resource, obj)
-
-    def delete(self, resource: ResourceInfo, name: str, **kwargs: Any) -> None:
-        self.inner.delete(resource, name, **kwargs)
+    def write(self, what: str, body: Obj | None, call: Callable[[], _T]) -> _T:
+        if what == "update catsets":
+            self.watch.check("catsets", body)
+        return call()
 
 
 def _foreign(backend: Backend, ns: str) -> dict[str, str]:
