@@ -28,6 +28,7 @@ from reconcile.cluster.memory.releases import (
     supported_versions,
 )
 from reconcile.config import (
+    ApplyStrategyName,
     ConnectionSettings,
     GitSettings,
     LocalSettings,
@@ -303,6 +304,25 @@ def run(
             "MapController objects) whose labels match this selector, e.g. team=payments.",
         ),
     ] = None,
+    apply_strategy: Annotated[
+        ApplyStrategyName,
+        typer.Option(
+            "--apply-strategy",
+            help="How children (and --manifests) are written: client-side, a three-way merge "
+            "with the last-applied annotation as Metacontroller does it, or server-side apply "
+            "(field manager reconcile, no annotation; objects written client-side before move "
+            "over on their next write).",
+            case_sensitive=False,
+        ),
+    ] = ApplyStrategyName.CLIENT_SIDE,
+    force_conflicts: Annotated[
+        bool,
+        typer.Option(
+            "--force-conflicts",
+            help="With --apply-strategy server-side: take over fields other managers own "
+            "instead of reporting the conflict on the child.",
+        ),
+    ] = False,
     metrics_pushgateway: Annotated[
         str | None,
         typer.Option(
@@ -409,6 +429,8 @@ def run(
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
             shard=_shard(shard),
             target_label_selector=_selector(target_label_selector),
+            server_side_apply=apply_strategy is ApplyStrategyName.SERVER_SIDE,
+            force_conflicts=force_conflicts,
         ),
         metrics=MetricsSettings(
             pushgateway=metrics_pushgateway or None,

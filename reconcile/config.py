@@ -13,6 +13,11 @@ class LogFormat(StrEnum):
     JSON = "json"
 
 
+class ApplyStrategyName(StrEnum):
+    CLIENT_SIDE = "client-side"
+    SERVER_SIDE = "server-side"
+
+
 class LogLevel(StrEnum):
     DEBUG = "debug"
     INFO = "info"
@@ -112,6 +117,8 @@ class ReconcileSettings:
     shard: Shard = field(default_factory=Shard)  # --shard: which parents are this process's
     # --target-label-selector: only the controllers whose labels match (Metacontroller's option)
     target_label_selector: str | None = None
+    server_side_apply: bool = False  # --apply-strategy server-side
+    force_conflicts: bool = False  # with server-side apply: take fields other managers own
 
     def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
         return replace(self, manifest_paths=paths)

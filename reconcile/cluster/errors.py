@@ -82,6 +82,13 @@ class Conflict(ApiError):
     default_reason = "Conflict"
 
 
+class FieldConflict(Conflict):
+    """409 to a server-side apply: fields another manager owns hold other values. Not
+    transient: it stays until the other manager lets go or the apply forces it."""
+
+    default_reason = "Conflict"
+
+
 class AlreadyExists(Conflict):
     status = 409
     default_reason = "AlreadyExists"
@@ -114,7 +121,7 @@ class Unavailable(ApiError):
 def is_transient(error: BaseException | None) -> bool:
     """Whether the same request may well succeed a moment later: no answer (status 0), a
     conflict (a stale resourceVersion: the next pass reads afresh), throttling, a server error."""
-    if not isinstance(error, ApiError):
+    if not isinstance(error, ApiError) or isinstance(error, FieldConflict):
         return False
     return error.status in (0, 409, 429) or error.status >= 500
 
@@ -130,6 +137,13 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     422: Invalid,
     429: TooManyRequests,
 }
+
+
+def _field_manager_conflict(details: dict[str, Any] | None) -> bool:
+    causes = (details or {}).get("causes")
+    return isinstance(causes, list) and any(
+        isinstance(c, dict) and c.get("reason") == "FieldManagerConflict" for c in causes
+    )
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -162,6 +176,8 @@ def error_from_status(
     cls: type[ApiError]
     if status == 409 and reason == "AlreadyExists":
         cls = AlreadyExists
+    elif status == 409 and _field_manager_conflict(details):
+        cls = FieldConflict
     elif status >= 500 or status == 0:
         cls = Unavailable
     else:

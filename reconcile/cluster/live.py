@@ -49,6 +49,9 @@ class LiveOptions:
     max_retries: int = 5
     max_backoff: float = 10.0
     pool_size: int = 16
+    # The API server names the field manager of a create or update after it (server-side
+    # apply names its own)
+    user_agent: str = "reconcile"
 
 
 class LiveCluster:
@@ -73,7 +76,7 @@ class LiveCluster:
             warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
             log.debug("TLS verification is off for %s", configuration.host)
         self._api = client.ApiClient(configuration)
-        self._api.user_agent = "reconcile"
+        self._api.user_agent = self.options.user_agent
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._limiter: FixedRate = (
             AdaptiveRate(burst=self.options.burst, sleep=self._sleep)
@@ -100,12 +103,13 @@ class LiveCluster:
         path: str,
         query: list[tuple[str, str]] | None = None,
         body: Any = None,
+        content_type: str = "application/json",
     ) -> Any:
         attempt = 0
         while True:
             self._budget.check(f"{method} {path}")
             try:
-                return self._send_once(verb, stats_key, method, path, query, body)
+                return self._send_once(verb, stats_key, method, path, query, body, content_type)
             except (TooManyRequests, Unavailable) as exc:
                 retryable = method in _READ_METHODS or isinstance(exc, TooManyRequests)
                 if not retryable or attempt >= self.options.max_retries:
@@ -138,10 +142,11 @@ class LiveCluster:
         path: str,
         query: list[tuple[str, str]] | None,
         body: Any,
+        content_type: str,
     ) -> Any:
         self._limiter.acquire(self._budget)
         self.stats.record(verb, stats_key)
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        headers = {"Accept": "application/json", "Content-Type": content_type}
         _, url, headers, body, _ = self._api.param_serialize(
             method=method,
             resource_path=path,
@@ -278,6 +283,25 @@ class LiveCluster:
                 f"(updating {metadata(obj).get('name')!r})"
             )
         return self._put(resource, obj, "/status")
+
+    def apply(
+        self, resource: ResourceInfo, obj: Obj, *, field_manager: str, force: bool = False
+    ) -> Obj:
+        namespace = target_namespace(resource, obj)
+        path = resource.path(namespace, quote(name_of(obj), safe=""))
+        query = [("fieldManager", field_manager)] + ([("force", "true")] if force else [])
+        # JSON is YAML: the body goes as text so that the client sends it unchanged
+        body = json.dumps(with_type(resource, obj))
+        answer = self._send(
+            "patch",
+            resource.group_resource,
+            "PATCH",
+            path,
+            query,
+            body=body,
+            content_type="application/apply-patch+yaml",
+        )
+        return with_type(resource, answer)
 
     def delete(
         self,

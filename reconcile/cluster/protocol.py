@@ -57,6 +57,14 @@ class Cluster(Protocol):
         """PUT to the `/status` subresource: only `status` changes."""
         ...
 
+    def apply(
+        self, resource: ResourceInfo, obj: Obj, *, field_manager: str, force: bool = False
+    ) -> Obj:
+        """Server-side apply (a PATCH of type `application/apply-patch+yaml`): creates the
+        object or merges `obj` into it, owned by `field_manager`. A field another manager
+        owns with a different value is a `FieldConflict`, unless `force` takes it over."""
+        ...
+
     def delete(
         self,
         resource: ResourceInfo,

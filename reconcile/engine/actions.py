@@ -43,6 +43,9 @@ class Action:
     reason: str
     # What the action is for within its parent, for reports (a MapController's input).
     group: str = ""
+    # Set for server-side apply: the configuration the request sends (`after` is then the
+    # object as it is expected to be afterwards).
+    apply_config: Obj | None = None
 
     @property
     def target(self) -> Obj:

@@ -80,10 +80,10 @@ def prepare_desired(desired: Obj) -> Obj:
     """A deep copy of desired with status and server-owned metadata removed and the
     last-applied annotation set to the compact JSON of that cleaned object (the annotation
     itself excluded from the JSON). What a create sends."""
-    cleaned = _cleaned(desired)
-    _drop_last_applied(cleaned)
-    prepared = json_copy(cleaned)
-    _set_last_applied(prepared, _compact_json(cleaned))
+    clean = cleaned(desired)
+    drop_last_applied(clean)
+    prepared = json_copy(clean)
+    _set_last_applied(prepared, _compact_json(clean))
     return prepared
 
 
@@ -91,7 +91,7 @@ def merge(observed: Obj, last: Obj | None, desired: Obj) -> Obj:
     """The three-way merge above (no annotation handling)."""
     result = json_copy(observed)
     rules = _Rules(is_builtin(str(desired.get("apiVersion") or observed.get("apiVersion") or "")))
-    rules.merge_map(result, _cleaned(last or {}), _cleaned(desired), ())
+    rules.merge_map(result, cleaned(last or {}), cleaned(desired), ())
     return result
 
 
@@ -99,13 +99,13 @@ def apply(observed: Obj, desired: Obj) -> Obj:
     """What an update sends: merge(observed, last_applied(observed), cleaned desired) with the
     last-applied annotation set to the new desired (as in prepare_desired). Never mutates its
     arguments."""
-    cleaned = _cleaned(desired)
-    _drop_last_applied(cleaned)
+    clean = cleaned(desired)
+    drop_last_applied(clean)
     last = last_applied(observed)
     if last is not None:
-        _drop_last_applied(last)  # a fresh object from json.loads: ours to change
-    result = merge(observed, last, cleaned)
-    _set_last_applied(result, _compact_json(cleaned))
+        drop_last_applied(last)  # a fresh object from json.loads: ours to change
+    result = merge(observed, last, clean)
+    _set_last_applied(result, _compact_json(clean))
     return result
 
 
@@ -233,19 +233,19 @@ def _key_value(item: dict[str, Any], key: str) -> str:
 # --- cleaning and the annotation -------------------------------------------------------
 
 
-def _cleaned(obj: Obj) -> Obj:
+def cleaned(obj: Obj) -> Obj:
     """A deep copy without the top-level status and without server-owned metadata, in the
     form the server stores (a Secret's stringData folded into data)."""
     obj = fold_string_data(obj)
-    cleaned = {key: json_copy(value) for key, value in obj.items() if key != "status"}
-    meta = cleaned.get("metadata")
+    result = {key: json_copy(value) for key, value in obj.items() if key != "status"}
+    meta = result.get("metadata")
     if isinstance(meta, dict):
         for field in SERVER_OWNED_METADATA:
             meta.pop(field, None)
-    return cleaned
+    return result
 
 
-def _drop_last_applied(obj: Obj) -> None:
+def drop_last_applied(obj: Obj) -> None:
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         annotations = meta.get("annotations")

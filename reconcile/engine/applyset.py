@@ -11,8 +11,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting, labels_of, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
 
@@ -88,20 +88,17 @@ def as_member(desired: Obj, ref: ApplySetRef) -> Obj:
     return member
 
 
-def plan_apply(resource: ResourceInfo, desired: Obj, observed: Obj | None) -> Action | None:
-    """Create what is missing; update what differs (three-way, as children are applied)."""
+def plan_apply(
+    resource: ResourceInfo,
+    desired: Obj,
+    observed: Obj | None,
+    strategy: ApplyStrategy = CLIENT_SIDE,
+) -> list[Action]:
+    """Create what is missing; update what differs (as children are applied)."""
     if observed is None:
-        return Action(
-            ActionKind.CREATE,
-            resource,
-            None,
-            apply.prepare_desired(desired),
-            "in the manifests, missing",
-        )
-    merged = apply.apply(observed, desired)
-    if not apply.needs_update(observed, merged):
-        return None
-    return Action(ActionKind.UPDATE, resource, observed, merged, "differs from the manifests")
+        return [strategy.create(resource, desired, "in the manifests, missing")]
+    update = strategy.update(resource, observed, desired, "differs from the manifests")
+    return update.actions if update.changed else update.upkeep
 
 
 def is_member(obj: Obj, ref: ApplySetRef) -> bool:

@@ -16,6 +16,7 @@ from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import SyncResponse
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import (
     Obj,
@@ -61,6 +62,7 @@ class Context:
     parent: Obj
     parent_resource: ResourceInfo
     child_types: tuple[ChildType, ...]
+    strategy: ApplyStrategy = CLIENT_SIDE
 
     @property
     def namespaced(self) -> bool:
@@ -284,6 +286,7 @@ def _child_actions(
     parent: Obj,
     plan: _ChildPlan,
     lookup: Lookup | None,
+    strategy: ApplyStrategy,
 ) -> None:
     """Ownership changes, deletes, creates and updates for one child type, added to `plan`."""
     resource, method = child_type.resource, child_type.rule.update_method
@@ -334,26 +337,18 @@ def _child_actions(
                         "parent's selector, so it cannot be adopted"
                     )
                 continue
-            creates.append(
-                Action(
-                    ActionKind.CREATE,
-                    resource,
-                    None,
-                    apply.prepare_desired(obj),
-                    "desired, missing",
-                )
-            )
+            creates.append(strategy.create(resource, obj, "desired, missing"))
             continue
         actual = claims.adopted.get(key, observed)
         if is_deleting(observed):
             plan.waits.append(f"{identity(observed)} is being deleted before it is created again")
             continue
-        merged = apply.apply(observed, obj)
-        changed = apply.needs_update(observed, merged)
         adopted = key in claims.adopted
+        reason = "adopted and differs from desired" if adopted else "differs from desired"
+        update = strategy.update(resource, observed, obj, reason, before=actual)
+        changed = update.changed
         if changed and method is UpdateMethod.IN_PLACE:
-            reason = "adopted and differs from desired" if adopted else "differs from desired"
-            updates.append(Action(ActionKind.UPDATE, resource, actual, merged, reason))
+            updates += update.actions
         elif changed and method is UpdateMethod.RECREATE:
             deletes.append(
                 Action(
@@ -364,12 +359,18 @@ def _child_actions(
                     "Recreate: differs from desired; created again on a later pass",
                 )
             )
-        elif adopted:
-            ownership.append(
-                Action(
-                    ActionKind.ADOPT, resource, actual, observed, "an orphan matching the selector"
+        else:
+            updates += update.upkeep
+            if adopted:
+                ownership.append(
+                    Action(
+                        ActionKind.ADOPT,
+                        resource,
+                        actual,
+                        observed,
+                        "an orphan matching the selector",
+                    )
                 )
-            )
 
 
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
@@ -405,6 +406,7 @@ def plan_parent(
             ctx.parent,
             children,
             lookup,
+            ctx.strategy,
         )
     if children.problems:
         raise PlanError(ctx.parent, children.problems)

@@ -21,6 +21,7 @@ from reconcile.engine.keys import relative_key
 from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -137,6 +138,7 @@ def plan_target(
     response: DecoratorResponse,
     *,
     finalizing: bool,
+    strategy: ApplyStrategy = CLIENT_SIDE,
 ) -> TargetPlan:
     """The writes for one target, in order: the target's own update (labels, annotations,
     finalizer, and its status when it has no status subresource), attachment deletes, creates
@@ -192,27 +194,17 @@ def plan_target(
     for key, (kind, wanted) in desired.items():
         existing = current.get(key)
         if existing is None:
-            plan.actions.append(
-                Action(
-                    ActionKind.CREATE,
-                    kind.resource,
-                    None,
-                    apply.prepare_desired(wanted),
-                    "desired, missing",
-                )
-            )
+            plan.actions.append(strategy.create(kind.resource, wanted, "desired, missing"))
             continue
         if is_deleting(existing):
             plan.waits.append(f"{identity(existing)} is being deleted before it is created again")
             continue
-        merged = apply.apply(existing, wanted)
-        if not apply.needs_update(existing, merged):
-            continue
+        update = strategy.update(kind.resource, existing, wanted, "differs from desired")
         method = kind.rule.update_method
-        if method is UpdateMethod.IN_PLACE:
-            plan.actions.append(
-                Action(ActionKind.UPDATE, kind.resource, existing, merged, "differs from desired")
-            )
+        if not update.changed or method is UpdateMethod.ON_DELETE:
+            plan.actions += update.upkeep
+        elif method is UpdateMethod.IN_PLACE:
+            plan.actions += update.actions
         elif method is UpdateMethod.RECREATE:
             plan.actions.append(
                 Action(

@@ -23,6 +23,7 @@ from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -78,6 +79,7 @@ class MapContext:
     parent: Obj
     parent_resource: ResourceInfo
     output_types: tuple[OutputType, ...]
+    strategy: ApplyStrategy = CLIENT_SIDE
 
     @property
     def namespaced(self) -> bool:
@@ -458,34 +460,20 @@ def _creates_and_updates(
                     )
                 continue
             creates.append(
-                Action(
-                    ActionKind.CREATE,
-                    resource,
-                    None,
-                    apply.prepare_desired(wanted.obj),
-                    "desired, missing",
-                    group=plan.input,
-                )
+                ctx.strategy.create(resource, wanted.obj, "desired, missing", group=plan.input)
             )
             continue
         if is_deleting(existing):
             plan.waits.append(f"{identity(existing)} is being deleted before it is created again")
             continue
-        merged = apply.apply(existing, wanted.obj)
-        if not apply.needs_update(existing, merged):
-            continue
+        update = ctx.strategy.update(
+            resource, existing, wanted.obj, "differs from desired", group=plan.input
+        )
         method = wanted.output_type.rule.update_method
-        if method is UpdateMethod.IN_PLACE:
-            updates.append(
-                Action(
-                    ActionKind.UPDATE,
-                    resource,
-                    existing,
-                    merged,
-                    "differs from desired",
-                    group=plan.input,
-                )
-            )
+        if not update.changed or method is UpdateMethod.ON_DELETE:
+            updates += update.upkeep
+        elif method is UpdateMethod.IN_PLACE:
+            updates += update.actions
         elif method is UpdateMethod.RECREATE:
             plan.actions.append(
                 Action(

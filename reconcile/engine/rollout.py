@@ -58,6 +58,7 @@ from reconcile.engine.revisions import (
     readiness_problem,
     revision_name,
 )
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, is_deleting, metadata, uid_of
 from reconcile.objects.resource import ResourceInfo
 
@@ -287,10 +288,6 @@ def _natural(name: str) -> tuple[list[Any], str]:
     return parts, name
 
 
-def _up_to_date(observed: Obj, desired: Obj) -> bool:
-    return not apply.needs_update(observed, apply.apply(observed, desired))
-
-
 def _names(revision: Revision, kinds: Mapping[GroupKind, str]) -> list[str]:
     return [
         f"{kind} {name}"
@@ -319,6 +316,7 @@ def plan_rollout(
     *,
     move_unchanged: bool = True,
     revision_resource: ResourceInfo = REVISION_RESOURCE,
+    strategy: ApplyStrategy = CLIENT_SIDE,
 ) -> RolloutPlan:
     """The rollout decision (see the module's rules). `desired` maps each live revision's name
     to its sync response's children (child type key -> relative name -> validated object);
@@ -379,7 +377,7 @@ def plan_rollout(
             if (
                 current is not None
                 and not is_deleting(current)
-                and _up_to_date(current, wanted(latest, child[0])[child[1]])
+                and strategy.up_to_date(current, wanted(latest, child[0])[child[1]])
             ):
                 move(child, changed=False)
         pending = [c for c in pending if owners[c] != latest]
@@ -392,7 +390,7 @@ def plan_rollout(
         if (
             current is not None
             and not is_deleting(current)
-            and not _up_to_date(current, wanted(owners[child], key)[name])
+            and not strategy.up_to_date(current, wanted(owners[child], key)[name])
         ):
             return "to be updated"
         return readiness_problem(current, rule.update_method, rule.status_checks)

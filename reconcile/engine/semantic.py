@@ -113,7 +113,7 @@ def same_scalar(path: Path, observed: Any, desired: Any, *, builtin: bool) -> bo
     """Whether a desired scalar means what the observed one says (see the module rules)."""
     if _json_scalar_equal(observed, desired):
         return True
-    return builtin and _is_quantity_path(path) and same_quantity(observed, desired)
+    return builtin and is_quantity_path(path) and same_quantity(observed, desired)
 
 
 def dropped_by_server(key: str, value: Any, builtin: bool) -> bool:
@@ -135,7 +135,7 @@ def _json_scalar_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _is_quantity_path(path: Path) -> bool:
+def is_quantity_path(path: Path) -> bool:
     if not path or not isinstance(path[-1], str):
         return False
     if path[-1] in QUANTITY_FIELDS:

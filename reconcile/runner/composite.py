@@ -185,7 +185,9 @@ class CompositeRunner(ControllerPass):
         self, controller: CompositeController, resolved: Resolved, parent: Obj, mode: Mode
     ) -> ParentResult:
         result = ParentResult(controller.name, identity(parent), mode.value)
-        ctx = Context(controller, parent, resolved.parent, resolved.children)
+        ctx = Context(
+            controller, parent, resolved.parent, resolved.children, self.executor.strategy
+        )
         try:
             if resolved.revisions is not None and mode is Mode.SYNC:
                 self._sync_rolling(ctx, resolved.revisions, result)
@@ -270,6 +272,7 @@ class CompositeRunner(ControllerPass):
             {k: c.observed for k, c in claims.items()},
             ctx.child_types,
             revision_resource=revisions,
+            strategy=ctx.strategy,
         )
         result.rollout = rollout.summary
         response = rollout_response(rollout, responses)

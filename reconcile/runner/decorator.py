@@ -113,7 +113,14 @@ class DecoratorRunner(ControllerPass):
             response = parse_response(self._call(hook, request, result), hook.name)
             result.resync_after = response.resync_after
             plan = plan_target(
-                controller, resource, target, types, observed, response, finalizing=finalize
+                controller,
+                resource,
+                target,
+                types,
+                observed,
+                response,
+                finalizing=finalize,
+                strategy=self.executor.strategy,
             )
             result.waits += plan.waits
             self.executor.execute(plan.actions, result.actions)

@@ -8,11 +8,12 @@ import logging
 import threading
 
 from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError, NotFound, is_transient
+from reconcile.cluster.errors import ApiError, FieldConflict, NotFound, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.runner.events import change_events, event
 from reconcile.runner.results import ActionResult, Divergence, NotConverging, ParentResult
@@ -24,6 +25,7 @@ _GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
 # Events a run records at most: a run never floods a namespace, whatever it changes.
 MAX_EVENTS_PER_RUN = 200
 GuardKey = tuple[str, str, str, str]
+NOT_ATTEMPTED = "not attempted"
 
 
 class Executor:
@@ -32,9 +34,17 @@ class Executor:
     or the same change needed again in a later pass, marks the object as not converging; its
     updates are then left alone for the rest of the run."""
 
-    def __init__(self, cluster: Cluster, *, dry_run: bool, budget: Budget | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        dry_run: bool,
+        budget: Budget | None = None,
+        strategy: ApplyStrategy = CLIENT_SIDE,
+    ) -> None:
         self.cluster = cluster
         self.dry_run = dry_run
+        self.strategy = strategy  # how children are written: the planners ask it too
         self.budget = budget or Budget()
         self.pass_number = 1
         self.not_converging: dict[GuardKey, NotConverging] = {}
@@ -65,6 +75,10 @@ class Executor:
             try:
                 self.budget.check(action.describe())
                 returned = self._send(action, versions)
+            except FieldConflict as exc:
+                # that child's fields belong to another manager: the others still go ahead
+                results.append(ActionResult(action, applied=False, error=str(exc)))
+                continue
             except (ApiError, BudgetExhausted) as exc:
                 results.append(
                     ActionResult(action, applied=False, error=str(exc), transient=is_transient(exc))
@@ -72,7 +86,7 @@ class Executor:
                 stopped = isinstance(exc, BudgetExhausted)
                 why = exc.why if isinstance(exc, BudgetExhausted) else "an earlier action failed"
                 results += [
-                    ActionResult(a, applied=False, error=f"not attempted: {why}")
+                    ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}")
                     for a in actions[i + 1 :]
                 ]
                 if stopped:
@@ -139,6 +153,13 @@ class Executor:
                     propagation=Propagation.BACKGROUND,
                 )
             return None
+        if action.apply_config is not None:
+            return self.cluster.apply(
+                resource,
+                action.apply_config,
+                field_manager=self.strategy.field_manager,
+                force=self.strategy.force_conflicts,
+            )
         body = action.after
         assert body is not None
         if action.kind is ActionKind.CREATE:
@@ -161,15 +182,15 @@ class Executor:
         self.record_event(involved, "SyncError", message)
 
     def record_outcome(self, involved: Obj, result: ParentResult) -> None:
-        """After a sync: Normal Events for what it changed, and a SyncError for the first write
+        """After a sync: Normal Events for what it changed, and a SyncError for each write
         that failed (held updates are the loop guard's, reported once by the run)."""
         for reason, message, count in change_events(involved, result.actions):
             self.record_event(involved, reason, message, normal=True, count=count)
-        failed = next((a for a in result.actions if a.error and not a.held), None)
-        if failed is not None:
-            message = f"{failed.action.describe()} failed: {failed.error}"
-            result.errors.append(f"{result.parent}: {message}")
-            self.record_event(involved, "SyncError", message)
+        for failed in result.actions:
+            if failed.error and not failed.held and not failed.error.startswith(NOT_ATTEMPTED):
+                message = f"{failed.action.describe()} failed: {failed.error}"
+                result.errors.append(f"{result.parent}: {message}")
+                self.record_event(involved, "SyncError", message)
 
     def record_event(
         self,

@@ -166,9 +166,7 @@ class ManifestApplier:
             desired = applyset.as_member(obj, self.ref)
             namespace = str(metadata(desired).get("namespace") or "") if resource.namespaced else ""
             observed = self._observed(resource, namespace, name_of(desired))
-            action = applyset.plan_apply(resource, desired, observed)
-            if action is not None:
-                actions.append(action)
+            actions += applyset.plan_apply(resource, desired, observed, self.executor.strategy)
         self.executor.execute(actions, result.actions)
 
     def _observed(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
@@ -197,9 +195,9 @@ class ManifestApplier:
     ) -> None:
         resource = self.cluster.discover("v1", "configmaps")
         desired = applyset.parent_object(self.ref, kinds, namespaces)
-        action = applyset.plan_apply(resource, desired, parent)
-        if action is not None:
-            self.executor.execute([action], result.actions)
+        actions = applyset.plan_apply(resource, desired, parent, self.executor.strategy)
+        if actions:
+            self.executor.execute(actions, result.actions)
 
     def _prune(
         self, parent: Obj | None, members: list[tuple[ResourceInfo, Obj]], result: ParentResult

@@ -145,7 +145,9 @@ class _ParentSync:
         self.executor = runner.executor
         self.calls = calls
         self.resolved = resolved
-        self.ctx = MapContext(controller, parent, resolved.parent, resolved.outputs)
+        self.ctx = MapContext(
+            controller, parent, resolved.parent, resolved.outputs, runner.executor.strategy
+        )
         self.result = ParentResult(controller.name, identity(parent), "map")
 
     def run(self) -> ParentResult:

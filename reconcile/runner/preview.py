@@ -134,6 +134,11 @@ class PreviewCluster:
     def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
         raise _read_only()
 
+    def apply(
+        self, resource: ResourceInfo, obj: Obj, *, field_manager: str, force: bool = False
+    ) -> Obj:
+        raise _read_only()
+
     def delete(
         self,
         resource: ResourceInfo,

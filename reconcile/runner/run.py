@@ -21,6 +21,7 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, Shard
 from reconcile.engine.applyset import ApplySetRef
+from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.contested import contested_parents
@@ -135,7 +136,13 @@ class Runner:
         loaded: LoadedControllers,
         lock: RunLock | NoLock,
     ) -> RunResult:
-        executor = Executor(self.cluster, dry_run=self.settings.dry_run, budget=self.budget)
+        strategy = ApplyStrategy(
+            server_side=self.settings.server_side_apply,
+            force_conflicts=self.settings.force_conflicts,
+        )
+        executor = Executor(
+            self.cluster, dry_run=self.settings.dry_run, budget=self.budget, strategy=strategy
+        )
         if self.settings.apply_paths:
             result.manifests = self._apply_manifests(manifests, executor)
             if _holds_controllers(manifests):  # they may define or change controllers

@@ -102,8 +102,14 @@ def test_sync_creates_children_and_writes_status(
     assert parent["status"] == {"observed": 2, "observedGeneration": 1}
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_dropped_child_is_deleted_and_changes_apply_in_place(
-    backend: Backend, namespace: str, widgets: ResourceInfo, cms: ResourceInfo, tmp_path: Path
+    backend: Backend,
+    namespace: str,
+    widgets: ResourceInfo,
+    cms: ResourceInfo,
+    tmp_path: Path,
+    server_side: bool,
 ) -> None:
     backend.admin.create(widgets, parent_obj(widgets, "w", namespace))
     wanted = {"keep": {"v": "1"}, "drop": {"v": "1"}}
@@ -115,19 +121,20 @@ def test_dropped_child_is_deleted_and_changes_apply_in_place(
         path = write_controllers(
             tmp_path, composite("w", widgets, [CM], {"sync": webhook(hook.url)})
         )
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         kept_uid = metadata(backend.admin.get(cms, "keep", namespace=namespace))["uid"]
         del wanted["drop"]
         wanted["keep"] = {"v": "2"}
-        result = run(backend, path)
+        result = run(backend, path, server_side_apply=server_side)
         assert result.errors == []
     eventually(lambda: get(backend, cms, "drop", namespace) is None, what="drop to be deleted")
     kept = backend.admin.get(cms, "keep", namespace=namespace)
     assert kept["data"] == {"v": "2"} and metadata(kept)["uid"] == kept_uid
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_update_methods(
-    backend: Backend, namespace: str, widgets: ResourceInfo, tmp_path: Path
+    backend: Backend, namespace: str, widgets: ResourceInfo, tmp_path: Path, server_side: bool
 ) -> None:
     """OnDelete leaves a changed child alone; Recreate deletes it and creates it again;
     InPlace updates it (checked above). Secrets stand in for a second child type."""
@@ -153,11 +160,11 @@ def test_update_methods(
             {"sync": webhook(hook.url)},
         )
         path = write_controllers(tmp_path, controller)
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         first_cm = backend.admin.get(cms, "c", namespace=namespace)
         first_secret = backend.admin.get(secrets, "s", namespace=namespace)
         version["v"] = "2"
-        result = run(backend, path)
+        result = run(backend, path, server_side_apply=server_side)
         assert result.errors == [] and result.converged
     recreated = backend.admin.get(cms, "c", namespace=namespace)
     assert recreated["data"] == {"v": "2"}
@@ -201,8 +208,14 @@ def test_parent_crd_without_status_subresource_is_a_clear_error(
     assert "no status subresource" in result.errors[0]
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_orphans_are_adopted_and_children_that_stop_matching_are_released(
-    backend: Backend, namespace: str, widgets: ResourceInfo, cms: ResourceInfo, tmp_path: Path
+    backend: Backend,
+    namespace: str,
+    widgets: ResourceInfo,
+    cms: ResourceInfo,
+    tmp_path: Path,
+    server_side: bool,
 ) -> None:
     backend.admin.create(widgets, parent_obj(widgets, "w", namespace))
     orphan = cm("orphan")
@@ -219,14 +232,14 @@ def test_orphans_are_adopted_and_children_that_stop_matching_are_released(
         path = write_controllers(
             tmp_path, composite("w", widgets, [CM], {"sync": webhook(hook.url)})
         )
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         assert seen[0] == ["orphan"]  # the hook saw the adopted orphan
         adopted = backend.admin.get(cms, "orphan", namespace=namespace)
         assert metadata(adopted)["ownerReferences"][0]["name"] == "w"
         # Someone relabels it: it no longer matches, so it is released, not deleted.
         adopted["metadata"]["labels"] = {"app": "other"}
         backend.admin.update(cms, adopted)
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
     released = backend.admin.get(cms, "orphan", namespace=namespace)
     assert not metadata(released).get("ownerReferences")
     assert seen[-1] == []

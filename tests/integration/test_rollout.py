@@ -43,20 +43,24 @@ def updated_condition(parent: dict[str, object]) -> dict[str, str]:
     return next(c for c in status.get("conditions", []) if c["type"] == "Updated")
 
 
-@pytest.fixture(params=["command", "webhook"])
-def controller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
-    with controller_file("statefulset-like", str(request.param), tmp_path) as path:
-        yield path
+@pytest.fixture(params=["command", "webhook", "webhook-server-side"])
+def controller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, bool]]:
+    """The example's controller with its hooks as commands or a webhook; and whether the run
+    writes children with server-side apply."""
+    kind, _, strategy = str(request.param).partition("-")
+    with controller_file("statefulset-like", kind, tmp_path) as path:
+        yield path, strategy == "server-side"
 
 
 def test_a_template_change_rolls_one_pod_at_a_time(
-    backend: Backend, example: ExampleLoader, controller: Path
+    backend: Backend, example: ExampleLoader, controller: tuple[Path, bool]
 ) -> None:
+    path, server_side = controller
     ns, catsets = _setup(backend, example)
     pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
 
     with Kubelet(backend.admin, ns, expected=3) as kubelet:
-        result = run(backend, controller, max_duration=30)
+        result = run(backend, path, server_side_apply=server_side, max_duration=30)
         assert result.errors == [] and result.converged
         eventually(lambda: len([1 for _ in kubelet.images()]) == 3, what="3 pods")
         assert set(kubelet.images().values()) == {"nginx:1.25"}
@@ -77,7 +81,9 @@ def test_a_template_change_rolls_one_pod_at_a_time(
         parent = backend.admin.get(catsets, "web", namespace=ns)
         parent["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27"
         backend.admin.update(catsets, parent)
-        result = run(backend, controller, max_duration=60, poll_interval=0.1)
+        result = run(
+            backend, path, server_side_apply=server_side, max_duration=60, poll_interval=0.1
+        )
         assert result.errors == [], result.errors
         assert set(kubelet.images().values()) == {"nginx:1.27"}
         assert kubelet.max_unavailable <= 1  # never two Pods down at once
@@ -93,7 +99,7 @@ def test_a_template_change_rolls_one_pod_at_a_time(
 
     # Deleting the CatSet: the finalize hook scales down one Pod at a time, then lets it go.
     backend.admin.delete(catsets, "web", namespace=ns)
-    result = run(backend, controller, max_duration=60, poll_interval=0.1)
+    result = run(backend, path, server_side_apply=server_side, max_duration=60, poll_interval=0.1)
     assert result.errors == []
     assert len(result.passes) >= 4  # three Pods, one per pass, then the finalizer's removal
     with_pods = backend.admin.discover("v1", "pods")

@@ -8,6 +8,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reconcile.cluster.types import ResourceInfo
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook, write_controllers
@@ -84,7 +86,11 @@ def zoo() -> list[dict[str, Any]]:
     return children
 
 
-def test_the_zoo_converges_to_zero_writes(backend: Backend, namespace: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["client-side", "server-side"])
+def test_the_zoo_converges_to_zero_writes(
+    backend: Backend, namespace: str, tmp_path: Path, strategy: str
+) -> None:
+    server_side = strategy == "server-side"
     zoos: ResourceInfo = backend.apply_crd("Zoo")
     backend.admin.create(
         zoos,
@@ -103,11 +109,11 @@ def test_the_zoo_converges_to_zero_writes(backend: Backend, namespace: str, tmp_
             {"sync": webhook(server.url)},
         )
         path = write_controllers(tmp_path, controller)
-        first = run(backend, path)
+        first = run(backend, path, server_side_apply=server_side)
         assert first.errors == [], first.errors
         assert first.converged
         mark = backend.mark()
-        second = run(backend, path)
+        second = run(backend, path, server_side_apply=server_side)
         assert second.errors == [] and second.converged
         assert backend.mutations_since(mark) == {}
         assert len(second.passes) == 1

@@ -55,6 +55,21 @@ class Backend:
     def mutations_since(self, mark: Mark) -> Counter[str]:
         return Counter({v: n for v, n in self.requests_since(mark).items() if v in MUTATING_VERBS})
 
+    def as_manager(self, field_manager: str) -> Cluster:
+        """An admin client whose writes the server files under another field manager (as
+        `kubectl edit` is `kubectl-edit`)."""
+        if self.plane is None:
+            from reconcile.cluster.memory import MemoryCluster
+
+            assert isinstance(self.admin, MemoryCluster)
+            return self.admin.with_own_stats(field_manager=field_manager)
+        from reconcile.cluster.kubeconfig import load_connection
+        from reconcile.cluster.live import LiveCluster, LiveOptions
+        from tests.support.controlplane import ADMIN_USER
+
+        connection = load_connection(str(self.plane.kubeconfig), context=ADMIN_USER)
+        return LiveCluster(connection.configuration, LiveOptions(user_agent=field_manager))
+
     def resource(self, api_version: str, name: str) -> ResourceInfo:
         return self.admin.discover(api_version, name)
 

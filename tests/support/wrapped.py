@@ -53,6 +53,11 @@ class ForwardingCluster:
             lambda: self.inner.update_status(resource, obj),
         )
 
+    def apply(self, resource: ResourceInfo, obj: Obj, **kwargs: Any) -> Obj:
+        return self.write(
+            f"patch {resource.resource}", obj, lambda: self.inner.apply(resource, obj, **kwargs)
+        )
+
     def delete(self, resource: ResourceInfo, name: str, **kwargs: Any) -> None:
         self.write(
             f"delete {resource.resource}", None, lambda: self.inner.delete(resource, name, **kwargs)

@@ -40,13 +40,13 @@ def test_members_are_labelled_and_applied_three_way() -> None:
     member = applyset.as_member(desired, REF)
     assert member["metadata"]["labels"] == {applyset.PART_OF: REF.id}
     assert "labels" not in desired["metadata"]  # the manifest itself is not changed
-    create = applyset.plan_apply(CONFIGMAPS, member, None)
+    [create] = applyset.plan_apply(CONFIGMAPS, member, None)
     assert create is not None and create.kind is ActionKind.CREATE and create.after is not None
     stored = {
         **create.after,
         "metadata": {**create.after["metadata"], "uid": "u", "resourceVersion": "1"},
     }
-    assert applyset.plan_apply(CONFIGMAPS, member, stored) is None
+    assert applyset.plan_apply(CONFIGMAPS, member, stored) == []
 
 
 def test_prune_deletes_only_members_that_left_the_manifests() -> None:

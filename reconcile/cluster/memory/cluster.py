@@ -3,6 +3,7 @@ wherever a client can see them (see the package docstring for what differs)."""
 
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import threading
@@ -22,7 +23,7 @@ from reconcile.cluster.errors import (
     MethodNotAllowed,
     NotFound,
 )
-from reconcile.cluster.memory import builtin, crd, releases
+from reconcile.cluster.memory import builtin, crd, ownership, releases
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.admission import BuiltinAdmission
 from reconcile.cluster.memory.fields import field_matcher
@@ -59,6 +60,10 @@ SERVER_FIELDS = (
     "selfLink",
     "managedFields",
 )
+_OBJECT_META = {"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
+# The field manager of writes that name none: kube-apiserver takes it from the User-Agent,
+# which is `reconcile` for the live client.
+DEFAULT_FIELD_MANAGER = "reconcile"
 _SNAPSHOTS_KEPT = 32
 _GENERATE_NAME_ATTEMPTS = 8
 
@@ -108,6 +113,7 @@ class MemoryCluster:
         manifests then produce the same uids (and `controller-uid` labels), which keeps a
         written-out result stable and reloadable."""
         self.stats = RequestStats()
+        self.field_manager = DEFAULT_FIELD_MANAGER
         self._stable_uids = stable_uids
         self._creations: dict[str, int] = {}
         self._clock = clock or utc_now
@@ -209,7 +215,7 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            created = self._create(info, body)
+            created = self._create(info, body, self._write())
             self._lifecycle.settle()
             return self._out(info, created)
 
@@ -219,9 +225,43 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            updated = self._update(info, body)
+            updated = self._update(info, body, self._write())
             self._lifecycle.settle()
             return self._out(info, updated)
+
+    @_counted("patch", "200")
+    def apply(
+        self, resource: ResourceInfo, obj: Obj, *, field_manager: str, force: bool = False
+    ) -> Obj:
+        self.stats.record("patch", resource.group_resource)
+        body = clone_body(obj)
+        with self._lock:
+            info = self._registry.served(resource)
+            v.check_type(info, body)
+            namespace = target_namespace(info, body) or ""
+            if info.namespaced:
+                body["metadata"]["namespace"] = namespace
+            name = _name_of_body(body)
+            if not name:
+                v.raise_invalid(info, "", [v.required("metadata.name", "name is required")])
+            if info.namespaced:
+                self._check_namespace(info, namespace, name)
+            stored = self._store.get(
+                info.group_resource, namespace if info.namespaced else "", name
+            )
+            write = self._write(field_manager)
+            write = ownership.Write(write.manager, info.api_version, write.time)
+            current = None if stored is None else self._out(info, stored)
+            applied = ownership.server_apply(
+                current, body, self._ownership_kind(info), write, force=force
+            )
+            managed = applied["metadata"]["managedFields"]
+            if stored is None:
+                result = self._create(info, applied, write, managed=managed)
+            else:
+                result = self._update(info, applied, write, managed=managed)
+            self._lifecycle.settle()
+            return self._out(info, result)
 
     @_counted("update", "200")
     def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
@@ -242,6 +282,7 @@ class MemoryCluster:
             if self._registry.is_custom(info.group_resource):
                 errors = apply_schema(self._schema(info), new)
                 v.raise_invalid(info, _name_of_body(body), errors)
+            self._track(info, stored, new, self._write(subresource="status"))
             if new == stored:
                 return self._out(info, stored)
             self._lifecycle.write(info.group_resource, new)
@@ -295,11 +336,14 @@ class MemoryCluster:
 
     # --- beyond the protocol -------------------------------------------------------------------
 
-    def with_own_stats(self) -> MemoryCluster:
+    def with_own_stats(self, field_manager: str | None = None) -> MemoryCluster:
         """Another client of the same cluster (same objects, same lock), counting its requests
-        in a `stats` of its own: tests tell the code under test's requests from set-up ones."""
+        in a `stats` of its own: tests tell the code under test's requests from set-up ones.
+        `field_manager`: the manager its writes are owned by (as another User-Agent)."""
         view = copy.copy(self)
         view.stats = RequestStats()
+        if field_manager is not None:
+            view.field_manager = field_manager
         return view
 
     def all_objects(self) -> Objects:
@@ -325,7 +369,16 @@ class MemoryCluster:
 
     # --- writes --------------------------------------------------------------------------------
 
-    def _create(self, info: ResourceInfo, body: Obj) -> Obj:
+    def _create(
+        self,
+        info: ResourceInfo,
+        body: Obj,
+        write: ownership.Write | None = None,
+        *,
+        managed: builtins.list[dict[str, Any]] | None = None,
+    ) -> Obj:
+        """`write`: who creates it, for managedFields; `managed`: managedFields already
+        decided (a server-side apply)."""
         group_resource = info.group_resource
         storage = self._storage_info(group_resource)
         v.check_type(info, body)
@@ -400,6 +453,10 @@ class MemoryCluster:
             self._admission.created(info, body)
         if self._tracks_generation(info):
             meta["generation"] = 1
+        if managed is not None:
+            meta["managedFields"] = managed
+        else:
+            self._track(info, None, body, write or self._write())
         meta["resourceVersion"] = self._store.next_resource_version()
         self._store.put(group_resource, body)
         if group_resource == builtin.CRDS:
@@ -407,10 +464,18 @@ class MemoryCluster:
         self._lifecycle.after_write(group_resource, None, body)
         return body
 
-    def _update(self, info: ResourceInfo, body: Obj) -> Obj:
+    def _update(
+        self,
+        info: ResourceInfo,
+        body: Obj,
+        write: ownership.Write | None = None,
+        *,
+        managed: builtins.list[dict[str, Any]] | None = None,
+    ) -> Obj:
         group_resource = info.group_resource
         v.check_type(info, body)
         meta: dict[str, Any] = body["metadata"]
+        requested = meta.get("managedFields")
         namespace = target_namespace(info, body) or ""
         stored = self._existing(info, _name_of_body(body), namespace)
         self._check_preconditions(info, stored, meta)
@@ -451,6 +516,10 @@ class MemoryCluster:
         meta = body["metadata"]
         if self._tracks_generation(info) and self._spec_changed(info, stored, body):
             meta["generation"] = int(stored_meta.get("generation") or 0) + 1
+        if managed is not None:
+            meta["managedFields"] = managed
+        else:
+            self._track(info, stored, body, write or self._write(), requested)
         if body == stored:
             return stored
         self._lifecycle.write(group_resource, body)
@@ -485,6 +554,42 @@ class MemoryCluster:
                 and group_resource not in builtin.NO_GENERATION_RESOURCES
             )
         )
+
+    # --- field ownership -----------------------------------------------------------------------
+
+    def _write(self, manager: str | None = None, subresource: str = "") -> ownership.Write:
+        return ownership.Write(manager or self.field_manager, "", self._now(), subresource)
+
+    def _ownership_kind(self, info: ResourceInfo) -> ownership.Kind:
+        schemas = self.release.schemas
+        if self._registry.is_custom(info.group_resource):
+            root = self._schema(info)
+        else:
+            storage = self._storage_info(info.group_resource)
+            root = schemas.root(storage.api_version, storage.kind)
+        return ownership.Kind(
+            ownership.Shape(root, schemas.resolve),
+            ownership.Shape(_OBJECT_META, schemas.resolve),
+            info.has_status,
+        )
+
+    def _track(
+        self,
+        info: ResourceInfo,
+        old: Obj | None,
+        new: Obj,
+        write: ownership.Write,
+        requested: Any = None,
+    ) -> None:
+        """Set `new`'s managedFields after a write of `old` (None: a create) by `write`."""
+        api_version = str(new.get("apiVersion") or info.api_version)
+        write = ownership.Write(write.manager, api_version, write.time, write.subresource)
+        managed = ownership.after_update(old, new, self._ownership_kind(info), write, requested)
+        meta = new.setdefault("metadata", {})
+        if managed:
+            meta["managedFields"] = managed
+        else:
+            meta.pop("managedFields", None)
 
     # --- helpers -------------------------------------------------------------------------------
 

@@ -71,6 +71,15 @@ class ReleaseSchemas:
     def defines(self, api_version: str, kind: str) -> bool:
         return (api_version, kind) in self._by_kind
 
+    def root(self, api_version: str, kind: str) -> Schema | None:
+        """The schema of a kind's objects (None for a kind the release does not define)."""
+        name = self._by_kind.get((api_version, kind))
+        return self._defs[name] if name is not None else None
+
+    def resolve(self, schema: Schema) -> Schema:
+        """The schema itself, or the definition its `$ref` names."""
+        return _Walk(self._defs, Outcome()).resolve(schema)[0]
+
     def decode(self, api_version: str, kind: str, obj: dict[str, Any]) -> Outcome:
         """Walk `obj` (changed in place: pruned, quantities canonical, nulls dropped)."""
         outcome = Outcome()
