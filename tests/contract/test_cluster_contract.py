@@ -521,3 +521,107 @@ def test_secret_string_data_is_stored_as_data(backend: Backend, namespace: str) 
     )
     assert "stringData" not in created
     assert created["data"] == {"a": "YQ==", "b": "Qg==", "c": "Qw=="}
+
+
+DEPLOYMENT_CONFIG: Obj = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "web",
+                        "image": "nginx",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"cpu": "0.5"}},
+                    }
+                ]
+            },
+        },
+    },
+}
+DEPLOYMENT_FIELDS = {
+    "f:metadata": {"f:labels": {"f:app": {}}},
+    "f:spec": {
+        "f:replicas": {},
+        "f:selector": {},
+        "f:template": {
+            "f:metadata": {"f:labels": {"f:app": {}}},
+            "f:spec": {
+                "f:containers": {
+                    'k:{"name":"web"}': {
+                        ".": {},
+                        "f:image": {},
+                        "f:name": {},
+                        "f:ports": {
+                            'k:{"containerPort":80,"protocol":"TCP"}': {
+                                ".": {},
+                                "f:containerPort": {},
+                            }
+                        },
+                        "f:resources": {"f:limits": {"f:cpu": {}}},
+                    }
+                }
+            },
+        },
+    },
+}
+
+
+def _entries(obj: Obj) -> dict[tuple[str, str], object]:
+    return {
+        (str(e["manager"]), str(e["operation"])): e["fieldsV1"]
+        for e in metadata(obj).get("managedFields") or []
+    }
+
+
+def test_server_side_apply_owns_the_fields_of_its_configuration(
+    backend: Backend, namespace: str
+) -> None:
+    deployments = backend.cluster.discover("apps/v1", "deployments")
+    config = {
+        **DEPLOYMENT_CONFIG,
+        "metadata": {**DEPLOYMENT_CONFIG["metadata"], "namespace": namespace},
+    }
+    created = backend.cluster.apply(deployments, config, field_manager="contract")
+    container = created["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["cpu"] == "500m"  # stored canonical
+    assert container["ports"] == [{"containerPort": 80, "protocol": "TCP"}]  # defaulted
+    fields = _entries(created)
+    assert fields[("contract", "Apply")] == DEPLOYMENT_FIELDS  # server defaults owned by no one
+
+    again = backend.cluster.apply(deployments, config, field_manager="contract")
+    assert metadata(again)["resourceVersion"] == metadata(created)["resourceVersion"]
+
+
+def test_server_side_apply_conflicts_force_and_removal(
+    backend: Backend, namespace: str, cms: ResourceInfo
+) -> None:
+    config = configmap("ssa", namespace, data={"a": "1", "b": "2"})
+    backend.cluster.apply(cms, config, field_manager="one")
+    stored = backend.cluster.get(cms, "ssa", namespace=namespace)
+    stored["data"]["a"] = "changed"
+    backend.as_manager("editor").update(cms, stored)
+
+    with pytest.raises(Conflict) as raised:
+        backend.cluster.apply(cms, config, field_manager="one")
+    assert raised.value.message == (
+        'Apply failed with 1 conflict: conflict with "editor" using v1: .data.a'
+    )
+    assert raised.value.details["causes"] == [
+        {
+            "reason": "FieldManagerConflict",
+            "message": 'conflict with "editor" using v1',
+            "field": ".data.a",
+        }
+    ]
+    forced = backend.cluster.apply(
+        cms, configmap("ssa", namespace, data={"a": "1"}), field_manager="one", force=True
+    )
+    assert forced["data"] == {"a": "1"}  # b was ours alone: gone
+    assert _entries(forced) == {("one", "Apply"): {"f:data": {"f:a": {}}}}
