@@ -8,7 +8,10 @@ It is the embedded default (`reconcile --local DIR`, with `manifests.load_manife
   (`admission`, `defaults`, `builtin_rules`), but only the rules listed there are checked;
   custom resources are pruned, defaulted and validated by their CRD's schema, but not every
   schema keyword is checked (see `schema`);
-- no `managedFields`, and no controllers beyond the garbage
+- `managedFields` and server-side apply follow structured-merge-diff (`ownership`) for the
+  list and map types the schemas declare, but an update's entry never owns a map itself (a real
+  one owns maps it created, `.`), and entries keep no history of older apiVersions;
+- no controllers beyond the garbage
   collector, the namespace controller and the CRD finalizer (no pods from deployments, no
   default service accounts or `kube-root-ca.crt` config maps);
 - creating an object that carries a resourceVersion is a 400 here (a 500 on the 1.20 server);
