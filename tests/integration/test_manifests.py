@@ -56,15 +56,16 @@ def apply(backend: Backend, directory: Path, names: dict[str, str], **settings: 
     return run(backend, apply_paths=(str(directory),), applyset=names["applyset"], **settings)
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_manifests_are_applied_recorded_and_converge(
-    backend: Backend, tmp_path: Path, names: dict[str, str]
+    backend: Backend, tmp_path: Path, names: dict[str, str], server_side: bool
 ) -> None:
     ns = names["namespace"]
     # the configmap comes first in the file: the namespace is still created before it
     manifests = write(
         tmp_path / "apps", configmap("settings", ns, level="debug"), namespace_object(ns)
     )
-    first = apply(backend, manifests, names)
+    first = apply(backend, manifests, names, server_side_apply=server_side)
     assert first.errors == [], first.errors
     configmaps = backend.admin.discover("v1", "configmaps")
     created = backend.admin.get(configmaps, "settings", namespace=ns)
@@ -75,13 +76,14 @@ def test_manifests_are_applied_recorded_and_converge(
         "ConfigMap,Namespace"
     )
     mark = backend.mark()
-    second = apply(backend, manifests, names)
+    second = apply(backend, manifests, names, server_side_apply=server_side)
     assert second.errors == [] and second.converged
     assert backend.mutations_since(mark) == {}
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_prune_deletes_only_members_that_left(
-    backend: Backend, tmp_path: Path, names: dict[str, str]
+    backend: Backend, tmp_path: Path, names: dict[str, str], server_side: bool
 ) -> None:
     ns = names["namespace"]
     manifests = tmp_path / "apps"
@@ -92,17 +94,17 @@ def test_prune_deletes_only_members_that_left(
         configmap("dropped", ns),
         configmap("recreated", ns),
     )
-    assert apply(backend, manifests, names).errors == []
+    assert apply(backend, manifests, names, server_side_apply=server_side).errors == []
     configmaps = backend.admin.discover("v1", "configmaps")
     backend.admin.create(configmaps, configmap("someone-elses", ns))  # not applied by us
     write(manifests, namespace_object(ns), configmap("kept", ns))
-    without = apply(backend, manifests, names)
+    without = apply(backend, manifests, names, server_side_apply=server_side)
     assert without.errors == []
     backend.admin.get(configmaps, "dropped", namespace=ns)  # no --prune: still there
     # someone else takes the name over: a new object, without the set's label
     backend.admin.delete(configmaps, "recreated", namespace=ns)
     backend.admin.create(configmaps, configmap("recreated", ns, owner="someone else"))
-    pruned = apply(backend, manifests, names, prune=True)
+    pruned = apply(backend, manifests, names, prune=True, server_side_apply=server_side)
     assert pruned.errors == [], pruned.errors
     with pytest.raises(NotFound):
         backend.admin.get(configmaps, "dropped", namespace=ns)
