@@ -127,8 +127,9 @@ def configmap(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_attachments_by_update_method_and_what_is_never_touched(
-    backend: Backend, namespace: str, gadgets: ResourceInfo, tmp_path: Path
+    backend: Backend, namespace: str, gadgets: ResourceInfo, tmp_path: Path, server_side: bool
 ) -> None:
     target = backend.admin.create(
         gadgets,
@@ -172,7 +173,7 @@ def test_attachments_by_update_method_and_what_is_never_touched(
                 **SELECT,
             ),
         )
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         a = backend.admin.get(configmaps, "g-a", namespace=namespace)
         assert metadata(a)["annotations"][DECORATOR_ANNOTATION] == "first"
         assert metadata(a)["ownerReferences"][0]["uid"] == metadata(target)["uid"]
@@ -180,10 +181,10 @@ def test_attachments_by_update_method_and_what_is_never_touched(
         assert metadata(b)["annotations"][DECORATOR_ANNOTATION] == "second"
         token = backend.admin.get(secrets, "g-token", namespace=namespace)
         mark = backend.mark()  # two decorators on one target: no fight
-        again = run(backend, path)
+        again = run(backend, path, server_side_apply=server_side)
         assert again.converged and backend.mutations_since(mark) == {}
         size["value"] = "2"
-        changed = run(backend, path)
+        changed = run(backend, path, server_side_apply=server_side)
         assert changed.errors == [] and changed.converged
     assert backend.admin.get(configmaps, "g-a", namespace=namespace)["data"] == {"size": "2"}
     recreated = backend.admin.get(secrets, "g-token", namespace=namespace)

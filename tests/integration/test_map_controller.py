@@ -112,12 +112,14 @@ def names(backend: Backend, resource: ResourceInfo, namespace: str) -> set[str]:
     return {metadata(o)["name"] for o in backend.admin.list(resource, namespace=namespace).items}
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
     backend: Backend,
     namespace: str,
     mappers: ResourceInfo,
     gadgets: ResourceInfo,
     tmp_path: Path,
+    server_side: bool,
 ) -> None:
     services = backend.admin.discover("v1", "services")
     cms = backend.admin.discover("v1", "configmaps")
@@ -146,7 +148,7 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
                 {"map": webhook(map_hook.url), "tombstone": webhook(tombstone.url)},
             ),
         )
-        first = run(backend, path)
+        first = run(backend, path, server_side_apply=server_side)
         assert first.errors == [] and first.converged, first.errors
         called = {r["input"]["metadata"]["name"] for r in map_hook.requests}
         assert called == {"web-a", "web-b"}  # db is not selected
@@ -172,13 +174,13 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
         gadget["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
         backend.admin.update_status(gadgets, gadget)
         map_hook.requests.clear()
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         owner = backend.admin.get(mappers, "m", namespace=namespace)
         assert owner["status"]["gadgets"] == {"total": 2, "ready": 1}
         request = next(r for r in map_hook.requests if r["input"]["metadata"]["name"] == "web-a")
         assert set(request["outputs"][CONFIGMAPS]) == {"web-a-ports"}
         mark = backend.mark()
-        again = run(backend, path)
+        again = run(backend, path, server_side_apply=server_side)
         assert again.converged and again.errors == [] and len(again.passes) == 1
         assert backend.mutations_since(mark) == {}
         # one LIST per resource type (mappers, services, configmaps, gadgets), no per-input reads
@@ -189,7 +191,7 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
         svc = backend.admin.get(services, "web-a", namespace=namespace)
         svc["spec"]["ports"][0]["port"] = 8080
         backend.admin.update(services, svc)
-        assert run(backend, path).errors == []
+        assert run(backend, path, server_side_apply=server_side).errors == []
         updated = backend.admin.get(cms, "web-a-ports", namespace=namespace)
         assert updated["data"] == {"ports": "8080"}
         assert metadata(updated)["uid"] == metadata(web_a)["uid"]
@@ -198,7 +200,7 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
         # an input goes: the tombstone hook keeps the Gadget, the ConfigMap is deleted
         backend.admin.delete(services, "web-b", namespace=namespace)
         eventually(lambda: "web-b" not in names(backend, services, namespace), what="web-b gone")
-        gone = run(backend, path)
+        gone = run(backend, path, server_side_apply=server_side)
         assert gone.errors == [] and gone.converged, gone.errors
         assert "web-b-ports" not in names(backend, cms, namespace)
         assert names(backend, gadgets, namespace) == {"web-a", "web-b"}
@@ -213,14 +215,14 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
         # kept outputs are asked about again on every run
         before = len(tombstone.requests)
         mark = backend.mark()
-        assert run(backend, path).converged
+        assert run(backend, path, server_side_apply=server_side).converged
         assert len(tombstone.requests) > before
         assert backend.mutations_since(mark) == {}
 
         # the selector changes: web-a leaves the selection and is detached too
         owner["spec"]["selector"] = {"matchLabels": {"tier": "data"}}
         backend.admin.update(mappers, owner)
-        moved = run(backend, path)
+        moved = run(backend, path, server_side_apply=server_side)
         assert moved.errors == [] and moved.converged, moved.errors
         assert names(backend, cms, namespace) >= {"db-ports"}
         assert "web-a-ports" not in names(backend, cms, namespace)
