@@ -223,7 +223,7 @@ class CompositeRunner(ControllerPass):
         result.resync_after = sync.resync_after
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
-        self.executor.execute(plan.actions, result.actions)
+        self.executor.execute(plan.actions, result.actions, together=True)
 
     def _claims(self, ctx: Context, selector: LabelSelector) -> dict[str, ClaimResult]:
         """Claims over the parent's own children and its namespace's orphans."""

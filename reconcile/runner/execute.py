@@ -6,6 +6,7 @@ import contextlib
 import copy
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, FieldConflict, NotFound, is_transient
@@ -26,6 +27,9 @@ _GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
 MAX_EVENTS_PER_RUN = 200
 GuardKey = tuple[str, str, str, str]
 NOT_ATTEMPTED = "not attempted"
+EARLIER_FAILED = "an earlier action failed"
+# Writes a parent may send at once: to different objects, none depending on another.
+_TOGETHER = (ActionKind.CREATE, ActionKind.DELETE, ActionKind.UPDATE)
 
 
 class Executor:
@@ -41,6 +45,7 @@ class Executor:
         dry_run: bool,
         budget: Budget | None = None,
         strategy: ApplyStrategy = CLIENT_SIDE,
+        write_concurrency: int = 16,
     ) -> None:
         self.cluster = cluster
         self.dry_run = dry_run
@@ -51,56 +56,96 @@ class Executor:
         self.events_sent = 0
         self._events_lock = threading.Lock()
         self._updates: dict[GuardKey, tuple[int, str]] = {}
+        self.write_concurrency = write_concurrency
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def execute(
-        self, actions: list[Action], results: list[ActionResult] | None = None
+        self,
+        actions: list[Action],
+        results: list[ActionResult] | None = None,
+        *,
+        together: bool = False,
     ) -> list[ActionResult]:
         """Run the actions in order; stop at the first failure (later actions assume earlier
         ones happened) or when the run's budget ends. Writes to the same object are chained:
         each one carries the resourceVersion the previous one returned. Results are appended
-        to `results` as they happen, so an interrupted run still reports what it applied."""
+        to `results` as they happen, so an interrupted run still reports what it applied.
+
+        `together`: consecutive creates, deletes or updates of different objects (a parent's
+        children) are sent at once, up to `write_concurrency`; their order does not matter, and
+        a cold run is not held to one request per parent at a time."""
         results = results if results is not None else []
         versions: dict[tuple[str, str, str], str] = {}
-        for i, action in enumerate(actions):
-            if self.dry_run:
-                results.append(ActionResult(action, applied=False))
-                continue
-            key = _guard_key(action)
-            mark = self._mark(action) if action.kind in _GUARDED else None
-            if mark is not None and self._held(action, key, mark):
-                stuck = self.not_converging[key]
-                why = f"left alone: {stuck.object} does not converge (pass {stuck.pass_number})"
-                results.append(ActionResult(action, applied=False, error=why, held=True))
-                continue
-            try:
-                self.budget.check(action.describe())
-                returned = self._send(action, versions)
-            except FieldConflict as exc:
-                # that child's fields belong to another manager: the others still go ahead
-                results.append(ActionResult(action, applied=False, error=str(exc)))
-                continue
-            except (ApiError, BudgetExhausted) as exc:
-                results.append(
-                    ActionResult(action, applied=False, error=str(exc), transient=is_transient(exc))
-                )
-                stopped = isinstance(exc, BudgetExhausted)
-                why = exc.why if isinstance(exc, BudgetExhausted) else "an earlier action failed"
+        i = 0
+        while i < len(actions):
+            batch = _independent(actions, i) if together and not self.dry_run else [actions[i]]
+            if len(batch) == 1:
+                outcomes = [self._execute_one(batch[0], versions)]
+            else:
+                pool = self._writes_pool()
+                outcomes = list(pool.map(lambda a: self._execute_one(a, versions), batch))
+            i += len(batch)
+            failure: BaseException | None = None
+            for result, error in outcomes:
+                results.append(result)
+                failure = failure or error
+            if failure is not None:
+                stopped = isinstance(failure, BudgetExhausted)
+                why = failure.why if isinstance(failure, BudgetExhausted) else EARLIER_FAILED
                 results += [
                     ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}")
-                    for a in actions[i + 1 :]
+                    for a in actions[i:]
                 ]
                 if stopped:
-                    raise exc
+                    raise failure
                 break
-            if mark is not None:
-                # only a change the server accepted can be "needed again" later
-                self._updates[key] = (self.pass_number, mark[1])
-            if returned is not None:
-                versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
-            unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
-            results.append(ActionResult(action, applied=True, unchanged=unchanged))
-            log.debug("applied %s", action.describe())
         return results
+
+    def _execute_one(
+        self, action: Action, versions: dict[tuple[str, str, str], str]
+    ) -> tuple[ActionResult, BaseException | None]:
+        """One action's result, and the error that stops the actions after it (if any)."""
+        if self.dry_run:
+            return ActionResult(action, applied=False), None
+        key = _guard_key(action)
+        mark = self._mark(action) if action.kind in _GUARDED else None
+        if mark is not None and self._held(action, key, mark):
+            stuck = self.not_converging[key]
+            why = f"left alone: {stuck.object} does not converge (pass {stuck.pass_number})"
+            return ActionResult(action, applied=False, error=why, held=True), None
+        try:
+            self.budget.check(action.describe())
+            returned = self._send(action, versions)
+        except FieldConflict as exc:
+            # that child's fields belong to another manager: the others still go ahead
+            return ActionResult(action, applied=False, error=str(exc)), None
+        except (ApiError, BudgetExhausted) as exc:
+            failed = ActionResult(
+                action, applied=False, error=str(exc), transient=is_transient(exc)
+            )
+            return failed, exc
+        if mark is not None:
+            # only a change the server accepted can be "needed again" later
+            self._updates[key] = (self.pass_number, mark[1])
+        if returned is not None:
+            versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
+        unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
+        log.debug("applied %s", action.describe())
+        return ActionResult(action, applied=True, unchanged=unchanged), None
+
+    def _writes_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.write_concurrency, thread_name_prefix="write")
+            return self._pool
+
+    def close(self) -> None:
+        """Let the writers' threads go (the run is over)."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
 
     def _mark(self, action: Action) -> tuple[list[FieldChange], str]:
         assert action.after is not None and action.before is not None
@@ -217,6 +262,20 @@ class Executor:
             self.cluster.create(events, event(involved, reason, message, kind, count))
         except (ApiError, BudgetExhausted) as exc:
             log.warning("could not record a %s event on %s: %s", reason, name_of(involved), exc)
+
+
+def _independent(actions: list[Action], start: int) -> list[Action]:
+    """The run of actions from `start` that may go at once: of one kind (create, delete or
+    update), each to a different object."""
+    first = actions[start]
+    if first.kind not in _TOGETHER:
+        return [first]
+    seen = {_key(first)}
+    end = start + 1
+    while end < len(actions) and actions[end].kind is first.kind and _key(actions[end]) not in seen:
+        seen.add(_key(actions[end]))
+        end += 1
+    return actions[start:end]
 
 
 def _key(action: Action) -> tuple[str, str, str]:

@@ -143,6 +143,22 @@ class Runner:
         executor = Executor(
             self.cluster, dry_run=self.settings.dry_run, budget=self.budget, strategy=strategy
         )
+        try:
+            return self._passes(result, started, deadline, manifests, loaded, lock, executor)
+        finally:
+            executor.close()
+
+    def _passes(
+        self,
+        result: RunResult,
+        started: float,
+        deadline: float,
+        manifests: LoadedManifests,
+        loaded: LoadedControllers,
+        lock: RunLock | NoLock,
+        executor: Executor,
+    ) -> RunResult:
+        """The run's passes, until it converges, waits past its budget or is stopped."""
         if self.settings.apply_paths:
             result.manifests = self._apply_manifests(manifests, executor)
             if _holds_controllers(manifests):  # they may define or change controllers
