@@ -44,6 +44,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "subject": result.source.subject,
         },
         "shard": result.shard,
+        "applyStrategy": result.apply_strategy,
         "converged": result.converged,
         "durationSeconds": round(result.duration, 3),
         "hookCalls": result.hook_calls,

@@ -203,6 +203,7 @@ class RunResult:
     manifests: ControllerResult | None = None
     source: Provenance | None = None  # --git: where the inputs came from
     shard: str | None = None  # --shard INDEX/COUNT: this run synced that share of the parents
+    apply_strategy: str = "client-side"  # how children were written (--apply-strategy)
     # --lock held by another run: nothing was done (exit 0), and who holds it until when
     skipped: str | None = None
     duration: float = 0.0

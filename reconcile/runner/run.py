@@ -88,6 +88,8 @@ class Runner:
         result = RunResult(dry_run=self.settings.dry_run)
         if not self.settings.shard.everything:
             result.shard = str(self.settings.shard)
+        if self.settings.server_side_apply:
+            result.apply_strategy = "server-side"
         manifests = load_manifests(
             [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
         )

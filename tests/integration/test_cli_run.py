@@ -142,6 +142,43 @@ def test_local_runs_an_example_and_writes_the_result(tmp_path: Path) -> None:
     assert set(final["requests"]) == {"list"}
 
 
+def test_local_with_server_side_apply_writes_no_annotation_and_converges(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = cli(
+        "--local",
+        str(EXAMPLES / "hello-world"),
+        "--apply-strategy",
+        "server-side",
+        "--output-dir",
+        str(out),
+        "--report-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["applyStrategy"] == "server-side" and report["converged"]
+    pod = yaml.safe_load((out / "hello" / "pods" / "your-name.yaml").read_text())
+    assert "metacontroller.k8s.io/last-applied-configuration" not in (
+        pod["metadata"].get("annotations") or {}
+    )
+    again = cli(
+        "--local",
+        str(out),
+        "-R",
+        "--controllers",
+        str(EXAMPLES / "hello-world" / "controller.yaml"),
+        "--apply-strategy",
+        "server-side",
+        "--log-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr
+    final = json.loads(again.stderr.strip().splitlines()[-1])
+    assert final["message"] == "run converged" and final["applied"] == {}
+
+
 def test_local_with_a_bad_manifest_names_it(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n"

@@ -284,6 +284,7 @@ def test_json_top_level() -> None:
         "dryRun",
         "source",
         "shard",
+        "applyStrategy",
         "converged",
         "durationSeconds",
         "hookCalls",
