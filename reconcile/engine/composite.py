@@ -203,7 +203,7 @@ def desired_children(
             problems.append(f"{where}: metadata.ownerReferences names another controller")
             continue
         meta["ownerReferences"] = [*refs, owner_reference(ctx.parent)]
-        too_big = child_size_problem(obj)
+        too_big = child_size_problem(obj, annotated=not ctx.strategy.server_side)
         if too_big:
             problems.append(f"{where}: {too_big}")
             continue

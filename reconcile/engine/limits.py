@@ -1,7 +1,8 @@
 """The API server's size limits, checked before sending so that each refusal names the object.
 
-A child's whole desired state is copied into its last-applied annotation, and the API server
-refuses annotations over 256 KiB in total; any request body over 3 MiB is refused outright.
+A child's whole desired state is copied into its last-applied annotation (client-side apply),
+and the API server refuses annotations over 256 KiB in total; any request body over 3 MiB is
+refused outright.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ def encoded_size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def child_size_problem(child: Any) -> str | None:
-    """Why the API server would refuse this desired child for its size, or None."""
+def child_size_problem(child: Any, *, annotated: bool = True) -> str | None:
+    """Why the API server would refuse this desired child for its size, or None.
+    `annotated`: the child carries a last-applied copy of itself (client-side apply)."""
     size = encoded_size(child)
     if size > REQUEST_LIMIT:
         return f"is {_kib(size)} as JSON, over the API server's 3 MiB limit on a request"
-    if size > ANNOTATIONS_LIMIT:
+    if annotated and size > ANNOTATIONS_LIMIT:
         return (
             f"is {_kib(size)} as JSON: its last-applied annotation (a copy of it) would be over "
             "the API server's 256 KiB limit on annotations; keep large data out of the child"

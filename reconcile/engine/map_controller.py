@@ -286,7 +286,7 @@ def desired_outputs(ctx: MapContext, live: LiveKey, plan: KeyPlan) -> dict[Outpu
             plan.problems.append(f"{where}: metadata.ownerReferences names another controller")
             continue
         obj = _as_output(ctx, live.input, output_type, raw)
-        too_big = child_size_problem(obj)
+        too_big = child_size_problem(obj, annotated=not ctx.strategy.server_side)
         if too_big:
             plan.problems.append(f"{where}: {too_big}")
             continue

@@ -60,9 +60,12 @@ def test_kills_at_any_write_keep_every_promise(backend: Backend, tmp_path: Path)
     assert outcome.kills == 6
 
 
+@pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_a_child_too_big_for_its_last_applied_copy_is_an_error_not_a_refused_request(
-    backend: Backend, namespace: str, tmp_path: Path
+    backend: Backend, namespace: str, tmp_path: Path, server_side: bool
 ) -> None:
+    """Client-side, a 300 KiB child cannot carry a copy of itself in an annotation: an error
+    naming it. Server-side apply keeps no copy: the same child is written."""
     parents = backend.apply_crd("Big")
     for name in ("big", "small"):
         backend.admin.create(
@@ -97,14 +100,17 @@ def test_a_child_too_big_for_its_last_applied_copy_is_an_error_not_a_refused_req
             ),
         )
         mark = backend.mark()
-        result = run(backend, path)
-    errors = "\n".join(result.errors)
-    assert f"Big {namespace}/big" in errors and "ConfigMap big-data" in errors, errors
-    assert "256 KiB limit on annotations" in errors
-    assert len(result.passes) <= 2  # an error, not a loop of refused requests
+        result = run(backend, path, server_side_apply=server_side)
     configmaps = backend.admin.discover("v1", "configmaps")
     names = {
         m["metadata"]["name"] for m in backend.admin.list(configmaps, namespace=namespace).items
     }
+    if server_side:
+        assert result.errors == [] and {"small-data", "big-data"} <= names
+        return
+    errors = "\n".join(result.errors)
+    assert f"Big {namespace}/big" in errors and "ConfigMap big-data" in errors, errors
+    assert "256 KiB limit on annotations" in errors
+    assert len(result.passes) <= 2  # an error, not a loop of refused requests
     assert "small-data" in names and "big-data" not in names
     assert backend.mutations_since(mark)["create"] >= 1
