@@ -26,24 +26,11 @@ import json
 from typing import Any
 
 from reconcile.engine.semantic import Path, dropped_by_server, is_builtin, same_scalar
-from reconcile.objects.jsondata import json_copy
-from reconcile.objects.meta import Obj
+from reconcile.objects.jsondata import json_copy, json_equal
+from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
 from reconcile.objects.secrets import fold_string_data
 
 LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration"
-
-SERVER_OWNED_METADATA: frozenset[str] = frozenset(
-    {
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "managedFields",
-        "selfLink",
-    }
-)
 
 # The conventional merge keys of list-maps, in order of preference.
 _LIST_MAP_KEYS: tuple[str, ...] = (
@@ -268,19 +255,6 @@ def _compact_json(value: Any) -> str:
 
 
 # --- comparing -------------------------------------------------------------------------
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: `True` is not `1`, but `1` is `1.0` (JSON has one number type)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return False
-    return bool(a == b)
 
 
 def _diff(path: str, before: Any, after: Any, out: list[str]) -> None:

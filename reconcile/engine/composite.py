@@ -10,14 +10,13 @@ from typing import Any
 
 from reconcile.api.composite import ChildRule, CompositeController
 from reconcile.api.controller import UpdateMethod
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import SyncResponse
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
-from reconcile.objects.jsondata import json_copy
+from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import (
     Obj,
     controller_ref,
@@ -376,7 +375,7 @@ def _child_actions(
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
     new_status = dict(status or {})
     new_status["observedGeneration"] = metadata(ctx.parent).get("generation", 0)
-    if apply.json_equal(new_status, ctx.parent.get("status")):
+    if json_equal(new_status, ctx.parent.get("status")):
         return None
     after = json_copy(ctx.parent)
     after["status"] = new_status

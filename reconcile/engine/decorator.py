@@ -15,13 +15,13 @@ from typing import Any
 
 from reconcile.api.controller import UpdateMethod
 from reconcile.api.decorator import DECORATOR_ANNOTATION, DecoratorController
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -217,7 +217,7 @@ def plan_target(
             )
     if response.status is not None and target_resource.has_status:
         wanted_status = copy.deepcopy(response.status)
-        if not apply.json_equal(target.get("status"), wanted_status):
+        if not json_equal(target.get("status"), wanted_status):
             after = copy.deepcopy(target_after or target)
             after["status"] = wanted_status
             plan.actions.append(
@@ -263,7 +263,7 @@ def _target_update(
             meta["finalizers"] = [*finalizers, controller.finalizer]
     if response.status is not None and not resource.has_status:
         after["status"] = copy.deepcopy(response.status)
-    if apply.json_equal(after, target):
+    if json_equal(after, target):
         return None
     return after
 

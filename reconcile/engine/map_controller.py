@@ -16,7 +16,6 @@ from typing import Any
 
 from reconcile.api.controller import UpdateMethod
 from reconcile.api.map_controller import MapController
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
@@ -24,6 +23,7 @@ from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -572,7 +572,7 @@ def aggregated_status(
 def status_action(ctx: MapContext, aggregated: dict[str, Any]) -> Action | None:
     """The parent's status update (`observedGeneration` and the figures), None when the same."""
     wanted = {**aggregated, "observedGeneration": metadata(ctx.parent).get("generation", 0)}
-    if apply.json_equal(wanted, ctx.parent.get("status")):
+    if json_equal(wanted, ctx.parent.get("status")):
         return None
     after = copy.deepcopy(ctx.parent)
     after["status"] = wanted

@@ -44,7 +44,6 @@ from enum import StrEnum
 from typing import Any
 
 from reconcile.api.controller import UpdateMethod
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import ChildType, PlanError
 from reconcile.engine.responses import SyncResponse
@@ -59,6 +58,7 @@ from reconcile.engine.revisions import (
     revision_name,
 )
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting, metadata, uid_of
 from reconcile.objects.resource import ResourceInfo
 
@@ -147,7 +147,7 @@ def plan_revisions(
 
     exact = [r for r in parsed if r.name == name]
     equal = sorted(
-        (r for r in parsed if r.name != name and apply.json_equal(r.patch, patch)),
+        (r for r in parsed if r.name != name and json_equal(r.patch, patch)),
         key=lambda r: r.name,
     )
     if exact:
@@ -489,7 +489,7 @@ def _writes(
                 Action(ActionKind.DELETE, resource, before.raw, None, "no children left")
             )
             written[live.name] = "delete"
-        elif not apply.json_equal(obj, before.raw):
+        elif not json_equal(obj, before.raw):
             action = Action(ActionKind.UPDATE, resource, before.raw, obj, _change(before, now))
             (first if live.latest else updates).append(action)
             written[live.name] = "update"
@@ -497,7 +497,7 @@ def _writes(
         assert revision.raw is not None, "retired revisions were observed"
         reason = (
             "the latest revision's patch: merged into it"
-            if apply.json_equal(revision.patch, revisions.latest.patch)
+            if json_equal(revision.patch, revisions.latest.patch)
             else "no children left"
         )
         deletes.append(Action(ActionKind.DELETE, resource, revision.raw, None, reason))

@@ -25,7 +25,7 @@ from typing import Any
 from reconcile.engine import apply
 from reconcile.engine.semantic import is_builtin, is_quantity_path
 from reconcile.objects import managed_fields as mf
-from reconcile.objects.jsondata import json_copy
+from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import Obj
 
 FIELD_MANAGER = "reconcile"
@@ -104,7 +104,7 @@ def plan(observed: Obj | None, desired: Obj, manager: str = FIELD_MANAGER) -> Se
     for path in sorted(stale, key=len, reverse=True):
         mf.remove(predicted, path)
     predicted = apply.merge(predicted, None, config)
-    if not stale and apply.json_equal(predicted, base):
+    if not stale and json_equal(predicted, base):
         return ServerApplyPlan(config, None, migrated)
     return ServerApplyPlan(config, predicted, migrated)
 

@@ -20,3 +20,16 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_copy(item) for item in value]
     return value
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: `True` is not `1`, but `1` is `1.0` (JSON has one number type)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return False
+    return bool(a == b)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj
 
 FieldPath = tuple[str, ...]
@@ -133,13 +134,13 @@ def select(value: Any, element: str) -> Any:
             return _MISSING
         for item in value:
             if isinstance(item, dict) and all(
-                k not in item or _same(item[k], v) for k, v in key.items()
+                k not in item or json_equal(item[k], v) for k, v in key.items()
             ):
                 return item
         return _MISSING
     if kind == "v":
         wanted = _loads(rest)
-        return next((item for item in value if _same(item, wanted)), _MISSING)
+        return next((item for item in value if json_equal(item, wanted)), _MISSING)
     if kind == "i" and rest.isdigit() and int(rest) < len(value):
         return value[int(rest)]
     return _MISSING
@@ -174,12 +175,6 @@ def remove(obj: Obj, path: FieldPath) -> bool:
     else:
         parent.remove(child)
     return True
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return bool(a == b)
 
 
 def _loads(text: str) -> Any:

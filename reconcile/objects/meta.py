@@ -7,6 +7,21 @@ from typing import Any
 Obj = dict[str, Any]
 
 
+# Metadata only the API server sets: never applied, never owned by a field manager.
+SERVER_OWNED_METADATA: frozenset[str] = frozenset(
+    {
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    }
+)
+
+
 def metadata(obj: Obj) -> dict[str, Any]:
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}

@@ -16,7 +16,7 @@ from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.apply import json_equal
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj
 from reconcile.objects.redact import (
     LAST_APPLIED_ANNOTATIONS,

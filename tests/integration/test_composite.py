@@ -40,16 +40,6 @@ def cm(name: str, data: dict[str, str] | None = None, **labels: str) -> Obj:
     }
 
 
-@pytest.fixture
-def widgets(backend: Backend) -> ResourceInfo:
-    return backend.apply_crd("Widget")
-
-
-@pytest.fixture
-def cms(backend: Backend) -> ResourceInfo:
-    return backend.admin.discover("v1", "configmaps")
-
-
 def get(backend: Backend, res: ResourceInfo, name: str, namespace: str | None) -> Obj | None:
     try:
         return backend.admin.get(res, name, namespace=namespace)

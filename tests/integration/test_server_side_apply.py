@@ -22,16 +22,6 @@ from tests.support.hookserver import serve
 SERVER_SIDE = {"server_side_apply": True}
 
 
-@pytest.fixture
-def widgets(backend: Backend) -> ResourceInfo:
-    return backend.apply_crd("Widget")
-
-
-@pytest.fixture
-def cms(backend: Backend) -> ResourceInfo:
-    return backend.admin.discover("v1", "configmaps")
-
-
 def managers(obj: Obj) -> dict[tuple[str, str], mf.FieldSet]:
     return {
         (str(e["manager"]), str(e["operation"])): mf.parse_fields(e.get("fieldsV1"))

@@ -11,7 +11,6 @@ import pytest
 
 from reconcile.engine.apply import (
     LAST_APPLIED_ANNOTATION,
-    SERVER_OWNED_METADATA,
     apply,
     diff_paths,
     last_applied,
@@ -19,7 +18,7 @@ from reconcile.engine.apply import (
     needs_update,
     prepare_desired,
 )
-from reconcile.objects.meta import Obj
+from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
 
 CONVENTIONAL_KEYS = ["containerPort", "port", "mountPath", "name", "uid", "ip", "path"]
 

@@ -25,7 +25,6 @@ from reconcile.api.composite import (
 )
 from reconcile.api.controller import UpdateMethod
 from reconcile.api.hooks import CommandSpec, HookSpec
-from reconcile.engine import apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import (
     ChildType,
@@ -56,6 +55,7 @@ from reconcile.engine.rollout import (
     rollout_response,
     set_condition,
 )
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
@@ -281,7 +281,7 @@ class Sim:
             current = store[action.name]
             assert meta["resourceVersion"] == metadata(current)["resourceVersion"], "conflict"
             if generation:
-                changed = not apply.json_equal(obj.get("spec"), current.get("spec"))
+                changed = not json_equal(obj.get("spec"), current.get("spec"))
                 meta["generation"] = metadata(current)["generation"] + int(changed)
             obj["status"] = copy.deepcopy(current.get("status"))
         meta["resourceVersion"] = str(n)

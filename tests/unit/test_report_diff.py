@@ -8,7 +8,7 @@ from typing import Any
 import jsonpatch
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.apply import json_equal
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.report.diff import (

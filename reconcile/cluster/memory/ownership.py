@@ -22,8 +22,8 @@ from typing import Any
 
 from reconcile.cluster.errors import FieldConflict
 from reconcile.objects import managed_fields as mf
-from reconcile.objects.jsondata import json_copy
-from reconcile.objects.meta import Obj
+from reconcile.objects.jsondata import json_copy, json_equal
+from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
 
 Schema = dict[str, Any]
 Resolve = Callable[[Schema], Schema]
@@ -31,21 +31,8 @@ Leaves = dict[mf.FieldPath, Any]
 
 # Key fields the server defaults, so an item written without them still has its full key.
 _KEY_DEFAULTS: dict[str, Any] = {"protocol": "TCP"}
-# metadata the server keeps for itself: nobody owns it
-_UNOWNED_METADATA = frozenset(
-    {
-        "name",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "managedFields",
-        "selfLink",
-    }
-)
+# metadata nobody owns: the object's identity, and what the server keeps for itself
+_UNOWNED_METADATA = SERVER_OWNED_METADATA | {"name", "namespace"}
 _ITEM = ("item",)  # a list item's own node: present or not, never "changed"
 
 
@@ -226,13 +213,7 @@ def after_update(
 
 
 def _same_leaf(old: Any, new: Any, existed: bool) -> bool:
-    return existed and (old is new or _equal(old, new))
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return bool(a == b)
+    return existed and (old is new or json_equal(old, new))
 
 
 # --- apply -----------------------------------------------------------------------------------
@@ -260,7 +241,7 @@ def server_apply(current: Obj | None, config: Obj, kind: Kind, write: Write, *, 
         if key == mine_key or key[2]:
             continue
         for path in entry.fields & set(config_leaves):
-            if path in current_leaves and not _equal(current_leaves[path], config_leaves[path]):
+            if path in current_leaves and not json_equal(current_leaves[path], config_leaves[path]):
                 conflicts.append((key[0], entry.api_version, path))
                 if force:
                     entry.fields.discard(path)
