@@ -152,6 +152,8 @@ def test_switching_strategies_migrates_without_recreating_or_losing_fields(
         assert metadata(after)["uid"] == metadata(before)["uid"]
         assert after["data"] == {"a": "1", "b": "2"}
         assert annotations_of(after)["owner"] == "someone"
+        owner = ("f:metadata", "f:annotations", "f:owner")
+        assert owner in managers(after)[("editor", "Update")]  # their ownership kept too
         if second:
             assert LAST_APPLIED_ANNOTATION not in annotations_of(after)
             assert ("reconcile", "Apply") in managers(after)
