@@ -2,16 +2,22 @@
 """Benchmark: N parents x K ConfigMap children (or, with `--scenario map`, one MapController
 parent over N input ConfigMaps), hooks served by a webhook on loopback.
 
-Runs `reconcile` (the real command, in a subprocess) twice per backend:
+Runs `reconcile` (the real command, in a subprocess) three times per backend:
   1. the cold run: every child is created (pass 1), then the status catches up (pass 2),
      then a converged pass;
-  2. the steady-state run: a fresh process whose first pass finds nothing to do.
+  2. the steady-state run: a fresh process whose first pass finds nothing to do;
+  3. the same steady-state run with the hook answered in-process from memory (no HTTP), so that
+     our own CPU is told apart from the hook's.
 and prints, per pass: wall time, API requests by verb, time waiting for the API server (summed
 over workers), hook calls and time in hooks, and per run: the reconcile process's CPU time and
 peak RSS, and (live) the CPU time of kube-apiserver + etcd.
 
     .venv/bin/python scripts/benchmark.py --parents 1000 --children 5 [--backend live|memory|both]
+    .venv/bin/python scripts/benchmark.py --parents 1000,10000 --backend live --no-compare
     .venv/bin/python scripts/benchmark.py --scenario map --inputs 1000 [--backend ...]
+
+With several `--parents` sizes, it ends with the ratios of time, CPU and peak RSS between the
+smallest and the largest (linear in parents: the same ratio as the sizes).
 
 It is not a test: it prints figures. The live backend uses the test control plane
 (tests/support/controlplane.py), built on first use.
@@ -36,10 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
-from hooklib import serve  # noqa: E402 - the examples' webhook server, standard library only
-
-from tests.support.backends import crd_manifest  # noqa: E402
-
 GROUP = "bench.example.com"
 QPS: list[str] = []  # --qps for reconcile; none: its default (adaptive)
 WORKERS = ["8"]  # reconcile's --workers
@@ -49,7 +51,7 @@ NAMESPACE = "bench"
 # -- the hook ------------------------------------------------------------------------------------
 
 
-def serve_hook(port: int, children: int) -> None:
+def sync_hook(children: int) -> Any:
     def sync(request: dict[str, Any]) -> dict[str, Any]:
         name = request["parent"]["metadata"]["name"]
         return {
@@ -65,24 +67,47 @@ def serve_hook(port: int, children: int) -> None:
             ],
         }
 
-    serve({"sync": sync}, port)
+    return sync
 
 
-def serve_map_hook(port: int) -> None:
-    def map_hook(request: dict[str, Any]) -> dict[str, Any]:
-        source = request["input"]
-        return {
-            "outputs": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": {"name": f"{source['metadata']['name']}-out"},
-                    "data": {"copy-of": source["metadata"]["name"], **(source.get("data") or {})},
-                }
-            ]
-        }
+def map_hook(request: dict[str, Any]) -> dict[str, Any]:
+    source = request["input"]
+    return {
+        "outputs": [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"{source['metadata']['name']}-out"},
+                "data": {"copy-of": source["metadata"]["name"], **(source.get("data") or {})},
+            }
+        ]
+    }
 
-    serve({"map": map_hook}, port)
+
+def serve_hook(port: int, scenario: str, children: int) -> None:
+    from hooklib import serve  # the examples' webhook server, standard library only
+
+    if scenario == "map":
+        serve({"map": map_hook}, port)
+    else:
+        serve({"sync": sync_hook(children)}, port)
+
+
+def run_with_hook_in_process(scenario: str, children: int, args: list[str]) -> None:
+    """`reconcile ARGS` in this process, every webhook call answered by the hook function
+    directly (no HTTP, no JSON): what is left of the process's CPU is our own."""
+    from reconcile.cli import main as reconcile_main
+    from reconcile.hooks import webhook
+    from reconcile.hooks.errors import HookResult
+
+    hook = map_hook if scenario == "map" else sync_hook(children)
+
+    def answer(_self: Any, _hook: Any, _spec: Any, request: dict[str, Any]) -> HookResult:
+        return HookResult(hook(request), 0.0)
+
+    webhook.WebhookTransport.call = answer  # type: ignore[method-assign]
+    sys.argv = ["reconcile", *args]
+    reconcile_main()
 
 
 def start_hook(scenario: str, children: int) -> tuple[subprocess.Popen[str], str]:
@@ -109,6 +134,8 @@ def start_hook(scenario: str, children: int) -> tuple[subprocess.Popen[str], str
 
 
 def manifests(parents: int, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from tests.support.backends import crd_manifest
+
     crd = crd_manifest(GROUP, "BenchParent", "benchparents")
     objects: list[dict[str, Any]] = [
         crd,
@@ -146,6 +173,8 @@ def manifests(parents: int, url: str) -> tuple[list[dict[str, Any]], dict[str, A
 def map_manifests(inputs: int, url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One parent selecting `inputs` ConfigMaps; its outputs are ConfigMaps too (and match the
     selector: the recursion guard is part of what is measured)."""
+    from tests.support.backends import crd_manifest
+
     crd = crd_manifest(GROUP, "BenchMapper", "benchmappers")
     objects: list[dict[str, Any]] = [
         crd,
@@ -198,25 +227,42 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_reconcile(args: list[str], watch_pids: list[int]) -> dict[str, Any]:
+def run_reconcile(
+    args: list[str], watch_pids: list[int], hook_in_process: tuple[str, int] | None = None
+) -> dict[str, Any]:
+    """`reconcile ARGS` in a subprocess; with `hook_in_process` (scenario, children), its
+    webhooks are answered in that process (`run_with_hook_in_process`)."""
     before = {pid: cpu_seconds(pid) for pid in watch_pids}
+    args = [
+        *args,
+        "--report-format",
+        "json",
+        "--log-level",
+        "warning",
+        *QPS,
+        "--workers",
+        WORKERS[0],
+        "--max-duration",
+        "3600",
+    ]
+    if hook_in_process is None:
+        command = [sys.executable, "-m", "reconcile", *args]
+    else:
+        scenario, children = hook_in_process
+        command = [
+            sys.executable,
+            __file__,
+            "--scenario",
+            scenario,
+            "--children",
+            str(children),
+            "--hook-in-process",
+            "--",
+            *args,
+        ]
     started = time.monotonic()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "reconcile",
-            *args,
-            "--report-format",
-            "json",
-            "--log-level",
-            "warning",
-            *QPS,
-            "--workers",
-            WORKERS[0],
-            "--max-duration",
-            "3600",
-        ],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -269,6 +315,18 @@ def print_run(title: str, run: dict[str, Any], live: bool) -> None:
         print(f"    pass {pass_['number']}: {describe_pass(pass_)}")
 
 
+def print_own_cpu(scenario: Scenario, steady: dict[str, Any], in_process: dict[str, Any]) -> None:
+    parents = scenario[2]
+    print(
+        f"  our CPU per parent, steady run, hook answered in-process (excluding hook time): "
+        f"{in_process['cpu'] / parents * 1000:.2f} ms (target <= 0.5 ms), start-up included; "
+        f"with the webhook over HTTP: {steady['cpu'] / parents * 1000:.2f} ms"
+    )
+
+
+Runs = dict[str, dict[str, Any]]  # "cold", "steady", "in-process" -> what run_reconcile returns
+
+
 # -- backends ------------------------------------------------------------------------------------
 
 
@@ -280,7 +338,7 @@ def scenario_manifests(scenario: Scenario, url: str) -> tuple[list[dict[str, Any
     return map_manifests(count, url) if kind == "map" else manifests(count, url)
 
 
-def bench_memory(scenario: Scenario) -> None:
+def bench_memory(scenario: Scenario) -> Runs:
     hook, url = start_hook(scenario[0], scenario[3])
     try:
         with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as tmp:
@@ -300,19 +358,28 @@ def bench_memory(scenario: Scenario) -> None:
                 ],
                 [],
             )
-            steady = run_reconcile(
-                ["--local", str(state), "-R", "--controllers", str(Path(tmp) / "controller.yaml")],
-                [],
-            )
+            steady_args = [
+                "--local",
+                str(state),
+                "-R",
+                "--controllers",
+                str(Path(tmp) / "controller.yaml"),
+            ]
+            steady = run_reconcile(steady_args, [])
+            in_process = run_reconcile(steady_args, [], (scenario[0], scenario[3]))
     finally:
         hook.terminate()
     print(f"memory backend, {scenario[1]}")
-    print("  (the in-process API server's work is inside reconcile's own CPU time here)")
+    print("  (the in-process API server's work, reading the manifests included, is inside")
+    print("  reconcile's own CPU time here)")
     print_run("cold run", cold, live=False)
     print_run("steady-state run", steady, live=False)
+    print_run("steady-state run, hook answered in-process", in_process, live=False)
+    print_own_cpu(scenario, steady, in_process)
+    return {"cold": cold, "steady": steady, "in-process": in_process}
 
 
-def bench_live(scenario: Scenario) -> None:
+def bench_live(scenario: Scenario, compare_others: bool = True) -> Runs:
     from reconcile.cluster.kubeconfig import load_connection
     from reconcile.cluster.live import LiveCluster, LiveOptions
     from tests.support.controlplane import ADMIN_USER, TESTED_USER, ControlPlane, build
@@ -345,8 +412,11 @@ def bench_live(scenario: Scenario) -> None:
             servers = [plane.processes["kube-apiserver"].pid, plane.processes["etcd"].pid]
             cold = run_reconcile(args, servers)
             steady = run_reconcile(args, servers)
+            in_process = run_reconcile(args, servers, (scenario[0], scenario[3]))
             others = (
-                compare(plane, admin, scenario, Path(tmp)) if scenario[0] == "composite" else None
+                compare(plane, admin, scenario, Path(tmp))
+                if compare_others and scenario[0] == "composite"
+                else None
             )
     finally:
         hook.terminate()
@@ -354,8 +424,11 @@ def bench_live(scenario: Scenario) -> None:
     print(f"live backend (kube-apiserver 1.20 + etcd on loopback), {scenario[1]}")
     print_run("cold run", cold, live=True)
     print_run("steady-state run", steady, live=True)
+    print_run("steady-state run, hook answered in-process", in_process, live=True)
+    print_own_cpu(scenario, steady, in_process)
     if others is not None:
         print_comparison(scenario, cold, steady, others)
+    return {"cold": cold, "steady": steady, "in-process": in_process}
 
 
 # -- the same children by other means ------------------------------------------------------------
@@ -423,8 +496,6 @@ def print_comparison(
     creates = cold_pass["requests"].get("create", 0)
     our_rate = creates / cold_pass["durationSeconds"] if cold_pass["durationSeconds"] else 0.0
     steady_wall = steady["wall"]
-    steady_pass = steady["report"]["passes"][0]
-    hooks = [h for c in steady_pass["controllers"] for p in c["parents"] for h in p["hooks"]]
     print(f"  side by side, the same {total} children:")
     print(
         f"    kubectl apply -f: cold {others['kubectl_cold']:.1f} s, unchanged "
@@ -435,16 +506,64 @@ def print_comparison(
         f"    raw client, 16 threads: {others['raw_rate']:.0f} creates/s; our cold pass 1: "
         f"{our_rate:.0f} creates/s = {our_rate / others['raw_rate']:.0%} of it (target >= 80%)"
     )
+    print(f"    wall per parent, steady run: {steady_wall / parents * 1000:.2f} ms")
+
+
+def print_ratios(backend: str, sizes: dict[int, Runs]) -> None:
+    """Between the smallest and the largest size: linear means the same ratio as the sizes."""
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        return
+    a, b = sizes[small], sizes[large]
+
+    def ratio(run: str, figure: str) -> str:
+        return f"{b[run][figure] / a[run][figure]:.1f}x"
+
+    def pass_ratio(run: str) -> str:
+        first = [r[run]["report"]["passes"][0]["durationSeconds"] for r in (a, b)]
+        return f"{first[1] / first[0]:.1f}x"
+
+    print(f"{backend} backend, {small} -> {large} parents ({large / small:.0f}x the parents):")
     print(
-        f"    our CPU per parent, steady run: {steady['cpu'] / parents * 1000:.2f} ms including "
-        f"start-up and {len(hooks)} hook calls over HTTP (target <= 0.5 ms excluding hooks); "
-        f"wall per parent {steady_wall / parents * 1000:.2f} ms"
+        f"  cold run wall {ratio('cold', 'wall')}, CPU {ratio('cold', 'cpu')}, "
+        f"peak RSS {ratio('cold', 'rss_mib')}"
+    )
+    print(
+        f"  steady run wall {ratio('steady', 'wall')} (pass {pass_ratio('steady')}), "
+        f"CPU {ratio('steady', 'cpu')}, peak RSS {ratio('steady', 'rss_mib')}"
+    )
+    print(
+        f"  steady run, hook in-process: wall {ratio('in-process', 'wall')}, "
+        f"CPU {ratio('in-process', 'cpu')}, peak RSS {ratio('in-process', 'rss_mib')}"
     )
 
 
+def parent_counts(text: str) -> list[int]:
+    try:
+        counts = sorted({int(n) for n in text.split(",") if n.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError(f"parent counts must be >= 1: {text!r}")
+    return counts
+
+
 def main() -> None:
+    if "--hook-in-process" in sys.argv:
+        # the in-process steady run: benchmark options, then `--`, then reconcile's
+        split = sys.argv.index("--")
+        own, reconcile_args = sys.argv[1:split], sys.argv[split + 1 :]
+        scenario = own[own.index("--scenario") + 1]
+        children = int(own[own.index("--children") + 1])
+        run_with_hook_in_process(scenario, children, reconcile_args)
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parents", type=int, default=1000)
+    parser.add_argument(
+        "--parents",
+        type=parent_counts,
+        default=[1000],
+        help="how many parents; a comma-separated list runs each size, then prints the ratios",
+    )
     parser.add_argument("--children", type=int, default=5)
     parser.add_argument("--backend", choices=["memory", "live", "both"], default="both")
     parser.add_argument(
@@ -458,27 +577,37 @@ def main() -> None:
         "--qps", help="reconcile's --qps (default: none given, so its adaptive default)"
     )
     parser.add_argument("--workers", type=int, default=8, help="reconcile's --workers")
+    parser.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="live: skip kubectl apply and the raw client's creates (the slowest part)",
+    )
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_hook is not None:
-        if args.scenario == "map":
-            serve_map_hook(args.serve_hook)
-        else:
-            serve_hook(args.serve_hook, args.children)
+        serve_hook(args.serve_hook, args.scenario, args.children)
         return
     if args.qps is not None:
         QPS.extend(["--qps", args.qps])
     WORKERS[0] = str(args.workers)
+    scenarios: list[Scenario] = []
     if args.scenario == "map":
         title = f"1 MapController parent x {args.inputs} input ConfigMaps (1 output each)"
-        scenario: Scenario = ("map", title, args.inputs, 1)
+        scenarios.append(("map", title, args.inputs, 1))
     else:
-        title = f"{args.parents} parents x {args.children} ConfigMaps"
-        scenario = ("composite", title, args.parents, args.children)
-    if args.backend in ("memory", "both"):
-        bench_memory(scenario)
-    if args.backend in ("live", "both"):
-        bench_live(scenario)
+        for parents in args.parents:
+            title = f"{parents} parents x {args.children} ConfigMaps"
+            scenarios.append(("composite", title, parents, args.children))
+    memory: dict[int, Runs] = {}
+    live: dict[int, Runs] = {}
+    for scenario in scenarios:
+        if args.backend in ("memory", "both"):
+            memory[scenario[2]] = bench_memory(scenario)
+        if args.backend in ("live", "both"):
+            live[scenario[2]] = bench_live(scenario, compare_others=not args.no_compare)
+    for backend, sizes in (("memory", memory), ("live", live)):
+        if len(sizes) > 1:
+            print_ratios(backend, sizes)
 
 
 if __name__ == "__main__":
