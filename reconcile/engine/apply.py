@@ -23,11 +23,12 @@ Everything here is pure and never mutates its arguments.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from reconcile.engine.semantic import Path, dropped_by_server, is_builtin, same_scalar
 from reconcile.objects.jsondata import json_copy, json_equal
-from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
+from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj, metadata
 from reconcile.objects.secrets import fold_string_data
 
 LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration"
@@ -99,6 +100,15 @@ def apply(observed: Obj, desired: Obj) -> Obj:
 def needs_update(observed: Obj, applied: Obj) -> bool:
     """False when `applied` equals `observed` (so no request is sent)."""
     return not json_equal(observed, applied)
+
+
+def update_for(observed: Obj, desired: Obj) -> Obj | None:
+    """What an update sends (`apply`), or None when it would change nothing. In a steady pass
+    nearly every child is unchanged: those are recognised without copying either object."""
+    if _plainly_unchanged(observed, desired):
+        return None
+    merged = apply(observed, desired)
+    return merged if needs_update(observed, merged) else None
 
 
 def diff_paths(before: Obj, after: Obj) -> list[str]:
@@ -214,7 +224,98 @@ def _unique(items: list[dict[str, Any]], key: str) -> bool:
 
 def _key_value(item: dict[str, Any], key: str) -> str:
     """A list-map item's key, compared as JSON (so 80 and "80" are different keys)."""
-    return _compact_json(item[key])
+    value = item[key]
+    if type(value) is str:
+        return encode_basestring_ascii(value)  # what json.dumps does with a string, sooner
+    return _compact_json(value)
+
+
+# --- the unchanged fast path ------------------------------------------------------------
+
+
+def _plainly_unchanged(observed: Obj, desired: Obj) -> bool:
+    """True only when `apply(observed, desired)` equals observed; False when unsure (the full
+    merge then decides). When observed's last-applied annotation records exactly this desired
+    object, the merge removes nothing (last-applied and desired have the same keys at every
+    level), so it changes nothing when every desired value is already in observed."""
+    view = _cleaned_view(desired)
+    if view is None:
+        return False
+    annotations = metadata(observed).get("annotations")
+    recorded = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, dict) else None
+    if not isinstance(recorded, str) or recorded != _compact_json(view):
+        return False
+    api_version = str(view.get("apiVersion") or observed.get("apiVersion") or "")
+    return _Covered(is_builtin(api_version)).map(observed, view, ())
+
+
+def _cleaned_view(desired: Obj) -> Obj | None:
+    """What `cleaned` and `drop_last_applied` make of desired, sharing all but the top level
+    and metadata with it (read only); None for a Secret with stringData (left to the full
+    path)."""
+    if fold_string_data(desired) is not desired:
+        return None
+    view = {key: value for key, value in desired.items() if key != "status"}
+    meta = view.get("metadata")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k not in SERVER_OWNED_METADATA}
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations:
+            meta["annotations"] = {
+                k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION
+            }
+        view["metadata"] = meta
+    return view
+
+
+_PLAIN_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+class _Covered:
+    """Whether merging desired into observed (with last-applied equal to desired) leaves
+    observed as it is: the same decisions as `_Rules`, without building anything."""
+
+    def __init__(self, builtin: bool) -> None:
+        self.builtin = builtin
+
+    def value(self, observed: Any, desired: Any, path: Path) -> bool:
+        if isinstance(observed, dict) and isinstance(desired, dict):
+            return self.map(observed, desired, path)
+        if isinstance(observed, list) and isinstance(desired, list):
+            return self.list(observed, desired, path)
+        scalars = not isinstance(desired, dict | list) and not isinstance(observed, dict | list)
+        if scalars and same_scalar(path, observed, desired, builtin=self.builtin):
+            return True
+        return json_equal(observed, desired)  # desired replaces observed
+
+    def map(self, observed: dict[str, Any], desired: dict[str, Any], path: Path) -> bool:
+        for key, value in desired.items():
+            if key not in observed:
+                if dropped_by_server(key, value, self.builtin):
+                    continue
+                return False  # the merge adds it
+            current = observed[key]
+            if type(current) is type(value) and type(value) in _PLAIN_SCALARS and current == value:
+                continue  # the same scalar (of one type, so True is not 1): no path needed
+            if not self.value(current, value, (*path, key)):
+                return False
+        return True
+
+    def list(self, observed: list[Any], desired: list[Any], path: Path) -> bool:
+        key = _list_map_key(observed, desired, desired)  # last-applied's list is desired's
+        if key is None:
+            if _positional(observed, desired):
+                return all(
+                    self.map(o, d, (*path, i))
+                    for i, (o, d) in enumerate(zip(observed, desired, strict=True))
+                )
+            return json_equal(observed, desired)
+        observed_items = {_key_value(item, key): item for item in observed}
+        for item in desired:
+            k = _key_value(item, key)
+            if k not in observed_items or not self.value(observed_items[k], item, (*path, k)):
+                return False  # a new item is appended, or an item changes
+        return True
 
 
 # --- cleaning and the annotation -------------------------------------------------------

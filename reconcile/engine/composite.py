@@ -171,8 +171,10 @@ def desired_children(
                 f"{where}: {key} is not one of the controller's childResources ({known})"
             )
             continue
-        obj = json_copy(raw)
-        meta = obj["metadata"]
+        # Copied where it is changed below (the top level and metadata); the rest is shared
+        # with the response, which nothing changes (apply and prepare_desired copy).
+        meta = dict(raw["metadata"])
+        obj = {**raw, "metadata": meta}
         if child_type.resource.namespaced:
             ns = meta.get("namespace") or parent_ns
             if not ns:

@@ -53,8 +53,8 @@ class ApplyStrategy:
         object before it (an orphan as adopted), `observed` by default."""
         before = observed if before is None else before
         if not self.server_side:
-            merged = apply.apply(observed, desired)
-            if not apply.needs_update(observed, merged):
+            merged = apply.update_for(observed, desired)
+            if merged is None:
                 return Update(changed=False)
             action = Action(ActionKind.UPDATE, resource, before, merged, reason, group=group)
             return Update(changed=True, actions=[action])
@@ -88,7 +88,7 @@ class ApplyStrategy:
     def up_to_date(self, observed: Obj, desired: Obj) -> bool:
         """Whether `observed` already is what desired asks for (no update would be sent)."""
         if not self.server_side:
-            return not apply.needs_update(observed, apply.apply(observed, desired))
+            return apply.update_for(observed, desired) is None
         return server_apply.plan(observed, desired, self.field_manager).predicted is None
 
 
