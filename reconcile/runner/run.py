@@ -23,6 +23,7 @@ from reconcile.config import ReconcileSettings, Shard
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
+from reconcile.runner.collector import thaw
 from reconcile.runner.composite import CompositeRunner
 from reconcile.runner.contested import contested_parents
 from reconcile.runner.decorator import DecoratorRunner
@@ -261,6 +262,12 @@ class Runner:
         return self._finish(result, started)
 
     def _pass(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
+        try:
+            return self._sync_all(number, loaded, executor)
+        finally:
+            thaw()  # the snapshot listed this pass was frozen (runner/collector.py)
+
+    def _sync_all(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
         snapshot = Snapshot(self.cluster, self.settings.page_size)
         shared = (self.cluster, self.hooks, executor, snapshot, self.settings.workers)
         budget, shard = self.budget, self.settings.shard

@@ -1,21 +1,39 @@
 """One pass's view of the cluster: each resource type listed once (paginated), on first use,
-and indexed by namespace. Thread-safe: parents share it."""
+and indexed by namespace. Thread-safe: parents share it.
+
+Objects are kept as planning and the hooks need them, but without the managedFields entries of
+other field managers (`objects.slim`): each page is slimmed as it arrives, so a pass holds the
+kept objects and one page whole, never the whole list whole."""
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
 
-from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.cluster.protocol import Cluster, iter_pages
 from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.objects.slim import FieldsTable, slimmed
+from reconcile.runner.collector import collector_paused
 from reconcile.secret_values import remember_secrets
+
+# The field manager of our own writes (the API client's user agent): its entries are kept.
+OWN_FIELD_MANAGERS: frozenset[str] = frozenset({"reconcile"})
 
 
 class Snapshot:
-    def __init__(self, cluster: Cluster, page_size: int = 500) -> None:
+    """`keep_managers`: whose managedFields entries listed objects keep (the others' are
+    dropped, and the field itself when no entry is left)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        page_size: int = 500,
+        keep_managers: frozenset[str] = OWN_FIELD_MANAGERS,
+    ) -> None:
         self._cluster = cluster
         self._page_size = page_size
+        self._keep_managers = keep_managers
         self._lock = threading.Lock()
         self._locks: dict[ResourceInfo, threading.Lock] = {}
         self._objects: dict[ResourceInfo, list[Obj]] = {}
@@ -32,11 +50,19 @@ class Snapshot:
         """Every object of the type (all namespaces); listed once per snapshot."""
         with self._resource_lock(resource):
             if resource not in self._objects:
-                items = list_all(self._cluster, resource, page_size=self._page_size).items
+                items = self._list(resource)
                 if resource.kind == "Secret":
                     remember_secrets(items)  # so that no error text or log can quote them
                 self._index(resource, items)
             return self._objects[resource]
+
+    def _list(self, resource: ResourceInfo) -> list[Obj]:
+        items: list[Obj] = []
+        table = FieldsTable()
+        with collector_paused():
+            for page in iter_pages(self._cluster, resource, page_size=self._page_size):
+                items += [slimmed(obj, self._keep_managers, table) for obj in page.items]
+        return items
 
     def _index(self, resource: ResourceInfo, items: list[Obj]) -> None:
         by_namespace: dict[str, list[Obj]] = defaultdict(list)
