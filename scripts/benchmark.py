@@ -222,6 +222,27 @@ def map_manifests(inputs: int, url: str) -> tuple[list[dict[str, Any]], dict[str
 # -- measuring -----------------------------------------------------------------------------------
 
 
+def peak_rss_kib(pid: int) -> int:
+    """The process's resident high-water mark (VmHWM), 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def watch_peak_rss(pid: int, done: threading.Event, peak: list[int]) -> None:
+    """Samples VmHWM until `done`. Not wait4's ru_maxrss: a child started by fork or vfork
+    inherits the high-water mark of the parent's memory until its exec, so for a small run it
+    would report this script's own size."""
+    while not done.is_set():
+        peak[0] = max(peak[0], peak_rss_kib(pid))
+        done.wait(0.05)
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -268,6 +289,9 @@ def run_reconcile(
         text=True,
         cwd=ROOT,
     )
+    done, peak = threading.Event(), [0]
+    rss_watch = threading.Thread(target=watch_peak_rss, args=(process.pid, done, peak))
+    rss_watch.start()
     out: list[str] = []
     err: list[str] = []
     readers = [
@@ -276,9 +300,11 @@ def run_reconcile(
     ]
     for reader in readers:
         reader.start()
-    _, status, usage = os.wait4(process.pid, 0)
     for reader in readers:
-        reader.join()
+        reader.join()  # its output ends as it exits
+    done.set()
+    rss_watch.join()
+    _, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic() - started
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
@@ -288,7 +314,7 @@ def run_reconcile(
         "report": report,
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024,
+        "rss_mib": (peak[0] or usage.ru_maxrss) / 1024,
         "server_cpu": sum(cpu_seconds(pid) - before[pid] for pid in watch_pids),
     }
 
