@@ -302,7 +302,7 @@ class _Covered:
         return True
 
     def list(self, observed: list[Any], desired: list[Any], path: Path) -> bool:
-        key = _list_map_key(observed, desired, desired)  # last-applied's list is desired's
+        key = _list_map_key(observed, desired)  # last-applied's list is desired's
         if key is None:
             if _positional(observed, desired):
                 return all(

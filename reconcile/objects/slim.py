@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from reconcile.objects.meta import Obj
 
 MANAGED_FIELDS = "managedFields"
+_OWNER_STRINGS = ("apiVersion", "kind", "name", "uid")
 _ENTRY_STRINGS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
 
 
@@ -91,7 +92,7 @@ def slimmed(obj: Obj, keep_managers: frozenset[str], table: FieldsTable | None =
         _intern_at(meta, key)
     for ref in _as_list(meta.get("ownerReferences")):
         if isinstance(ref, dict):
-            for key in ("apiVersion", "kind"):
+            for key in _OWNER_STRINGS:  # an owner's children all name it
                 _intern_at(ref, key)
     entries = meta.get(MANAGED_FIELDS)
     if entries is None:
