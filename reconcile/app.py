@@ -21,8 +21,6 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import ManifestError, MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReportTarget, RunConfig
-from reconcile.gitsource import GitSourceError, checkout
-from reconcile.metrics import MetricsError, push, run_registry, write_textfile
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.runner.local import controller_dirs, seeded_cluster
@@ -164,6 +162,10 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     budget = Budget(config.reconcile.max_duration)
     source: Provenance | None = None
     if config.git.enabled:
+        # Imported when used, like the metrics: GitPython and prometheus_client take a
+        # noticeable part of every run's start-up.
+        from reconcile.gitsource import GitSourceError
+
         try:
             check_report_files(config.report.targets)
             config, source = from_git(config)
@@ -204,6 +206,8 @@ def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
     settings = config.metrics
     if not (settings.pushgateway or settings.file):
         return True
+    from reconcile.metrics import MetricsError, push, run_registry, write_textfile
+
     registry = run_registry(result, int(code))
     ok = True
     try:
@@ -219,6 +223,8 @@ def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
 
 def from_git(config: RunConfig) -> tuple[RunConfig, Provenance]:
     """Check the repository out and read every input path inside it. Raises GitSourceError."""
+    from reconcile.gitsource import GitSourceError, checkout
+
     git = config.git
     assert git.url is not None
     cache = Path(git.cache_dir) if git.cache_dir else None

@@ -212,7 +212,9 @@ def _list_map_key(*lists: list[Any]) -> str | None:
     if not items or not all(isinstance(item, dict) for item in items):
         return None
     for key in _LIST_MAP_KEYS:
-        if all(key in item for item in items) and all(_unique(items, key) for items in lists):
+        if all(key in item for item in items) and all(
+            len(items) < 2 or _unique(items, key) for items in lists
+        ):
             return key
     return None
 

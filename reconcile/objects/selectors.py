@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.objects.meta import Obj, labels_of
+from reconcile.objects.meta import Obj, metadata
 
 
 class SelectorError(ValueError):
@@ -63,7 +63,8 @@ class LabelSelector:
         return all(r.matches(labels) for r in self.requirements)
 
     def matches(self, obj: Obj) -> bool:
-        return self.matches_labels(labels_of(obj))
+        labels = metadata(obj).get("labels")  # only read: no copy (labels_of makes one)
+        return self.matches_labels(labels if isinstance(labels, dict) else {})
 
     def render(self) -> str:
         return ",".join(r.render() for r in self.requirements)

@@ -20,6 +20,8 @@ from typing import Any, NoReturn
 from reconcile.objects.meta import Obj
 
 MANAGED_FIELDS = "managedFields"
+_TYPE_STRINGS = ("apiVersion", "kind")
+_META_STRINGS = ("namespace", "creationTimestamp")
 _OWNER_STRINGS = ("apiVersion", "kind", "name", "uid")
 _ENTRY_STRINGS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
 
@@ -86,14 +88,11 @@ def slimmed(obj: Obj, keep_managers: frozenset[str], table: FieldsTable | None =
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return obj
-    for key in ("apiVersion", "kind"):
-        _intern_at(obj, key)
-    for key in ("namespace", "creationTimestamp"):
-        _intern_at(meta, key)
+    _intern_at(obj, _TYPE_STRINGS)
+    _intern_at(meta, _META_STRINGS)
     for ref in _as_list(meta.get("ownerReferences")):
         if isinstance(ref, dict):
-            for key in _OWNER_STRINGS:  # an owner's children all name it
-                _intern_at(ref, key)
+            _intern_at(ref, _OWNER_STRINGS)  # an owner's children all name it
     entries = meta.get(MANAGED_FIELDS)
     if entries is None:
         return obj
@@ -126,14 +125,14 @@ def _manager(entry: Any) -> Any:
 
 
 def _shared_entry(entry: dict[str, Any], table: FieldsTable) -> dict[str, Any]:
-    for key in _ENTRY_STRINGS:
-        _intern_at(entry, key)
+    _intern_at(entry, _ENTRY_STRINGS)
     if "fieldsV1" in entry:
         entry["fieldsV1"] = table.shared(entry["fieldsV1"])
     return entry
 
 
-def _intern_at(container: dict[str, Any], key: str) -> None:
-    value = container.get(key)
-    if type(value) is str:
-        container[key] = sys.intern(value)
+def _intern_at(container: dict[str, Any], keys: tuple[str, ...]) -> None:
+    for key in keys:
+        value = container.get(key)
+        if type(value) is str:
+            container[key] = sys.intern(value)

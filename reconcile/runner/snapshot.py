@@ -80,7 +80,6 @@ class Snapshot:
         self._by_namespace[resource] = dict(by_namespace)
         self._by_controller[resource] = dict(by_controller)
         self._orphans[resource] = dict(orphans)
-        self._by_name[resource] = {(namespace_of(o), name_of(o)): o for o in items}
 
     def claim_candidates(
         self, resource: ResourceInfo, owner_uid: str, namespace: str | None
@@ -100,8 +99,16 @@ class Snapshot:
         return self._by_controller[resource].get(owner_uid, [])
 
     def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
-        self.objects(resource)
-        return self._by_name[resource].get((namespace if resource.namespaced else "", name))
+        return self._names(resource).get((namespace if resource.namespaced else "", name))
+
+    def _names(self, resource: ResourceInfo) -> dict[tuple[str, str], Obj]:
+        """The objects of the type by (namespace, name), indexed on the first `find` (a pass
+        that finds every child where it expects it never needs it)."""
+        objects = self.objects(resource)
+        with self._resource_lock(resource):
+            if resource not in self._by_name:
+                self._by_name[resource] = {(namespace_of(o), name_of(o)): o for o in objects}
+            return self._by_name[resource]
 
     def in_namespace(self, resource: ResourceInfo, namespace: str | None) -> list[Obj]:
         """Objects in one namespace; `None` means all (for a cluster-scoped parent)."""
