@@ -6,9 +6,11 @@ The kept entries' FieldsV1 trees are mostly alike from object to object (every C
 controller writes has the same `f:data` and `f:metadata` nodes): equal nodes are made one shared,
 read-only node (`FieldsTable`), which is what keeps the kept entries small.
 
-A write must then never carry the list: a PUT with some entries would make them the object's
-whole list (dropping the other managers' entries), while a PUT without the field keeps what the
-server has, as it does for clients that do not know the field.
+A write must then not carry the list it was listed with: a PUT with some entries would make them
+the object's whole list (dropping the other managers' entries), while a PUT without the field
+keeps what the server has, as it does for clients that do not know the field. Only a write
+that changes the list sends it (moving an object to server-side apply, which lists keep whole
+for that reason: `runner.snapshot.managers_to_keep`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import copy
 import sys
 from typing import Any, NoReturn
 
+from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj
 
 MANAGED_FIELDS = "managedFields"
@@ -80,9 +83,12 @@ class FieldsTable:
         return found
 
 
-def slimmed(obj: Obj, keep_managers: frozenset[str], table: FieldsTable | None = None) -> Obj:
-    """`obj` with only the managedFields entries of `keep_managers` (no field when none is
-    left): a new top level and metadata when something is dropped; nested values are shared.
+def slimmed(
+    obj: Obj, keep_managers: frozenset[str] | None, table: FieldsTable | None = None
+) -> Obj:
+    """`obj` with only the managedFields entries of `keep_managers` (None: every entry; no
+    field when none is left): a new top level and metadata when something is dropped; nested
+    values are shared.
     Strings that repeat across objects (kinds, namespaces, the kept entries' managers, times and
     field names) are interned, so that thousands of objects hold one copy of each."""
     meta = obj.get("metadata")
@@ -97,7 +103,11 @@ def slimmed(obj: Obj, keep_managers: frozenset[str], table: FieldsTable | None =
     if entries is None:
         return obj
     table = table or FieldsTable()
-    kept = [_shared_entry(e, table) for e in _as_list(entries) if _manager(e) in keep_managers]
+    kept = [
+        _shared_entry(e, table)
+        for e in _as_list(entries)
+        if keep_managers is None or _manager(e) in keep_managers
+    ]
     if len(kept) == len(_as_list(entries)) and kept:
         meta[MANAGED_FIELDS] = kept
         return obj
@@ -107,9 +117,22 @@ def slimmed(obj: Obj, keep_managers: frozenset[str], table: FieldsTable | None =
     return {**obj, "metadata": slim_meta}
 
 
+def put_body(before: Obj | None, after: Obj) -> Obj:
+    """What a PUT from `before` to `after` sends: `after` without `metadata.managedFields`
+    unless the write changes them (moving an object to server-side apply rewrites the list),
+    so that the server keeps its own list (see the module's note)."""
+    if before is not None and json_equal(_managed_fields(before), _managed_fields(after)):
+        return without_managed_fields(after)
+    return after
+
+
+def _managed_fields(obj: Obj) -> Any:
+    meta = obj.get("metadata")
+    return meta.get(MANAGED_FIELDS) if isinstance(meta, dict) else None
+
+
 def without_managed_fields(obj: Obj) -> Obj:
-    """What a PUT sends: `obj` without `metadata.managedFields` (a shallow copy when it had
-    them), so that the server keeps the object's own list (see the module's note)."""
+    """`obj` without `metadata.managedFields` (a shallow copy when it had them)."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or MANAGED_FIELDS not in meta:
         return obj

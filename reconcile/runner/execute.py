@@ -16,7 +16,7 @@ from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, metadata, name_of
-from reconcile.objects.slim import without_managed_fields
+from reconcile.objects.slim import put_body
 from reconcile.runner.events import change_events, event
 from reconcile.runner.results import ActionResult, Divergence, NotConverging, ParentResult
 
@@ -210,8 +210,8 @@ class Executor:
         assert body is not None
         if action.kind is ActionKind.CREATE:
             return self.cluster.create(resource, body)
-        # The snapshot keeps some managedFields entries only: sent, they would replace the list.
-        body = without_managed_fields(body)
+        # Listed objects keep some managedFields entries only: sent, they would replace the list.
+        body = put_body(action.before, body)
         if _key(action) in versions:
             body = copy.deepcopy(body)
             body["metadata"]["resourceVersion"] = versions[_key(action)]

@@ -20,7 +20,7 @@ from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.execute import Executor
 from reconcile.runner.results import ControllerResult, ParentResult
-from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import yaml_documents
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,9 @@ class ManifestApplier:
         self.prune = prune
         self.dry_run = dry_run
         self.budget = budget
-        self.snapshot = Snapshot(cluster, page_size)
+        self.snapshot = Snapshot(
+            cluster, page_size, keep_managers=managers_to_keep(executor.strategy.server_side)
+        )
         self.page_size = page_size
         self.new_kinds: list[ResourceInfo] = []  # kinds whose CRD this change brings (dry run)
 

@@ -34,7 +34,7 @@ from reconcile.runner.map_controller import MapRunner
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import Progress
 from reconcile.runner.results import ControllerResult, PassResult, RunResult
-from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import LoadedControllers, load_controllers
 
 log = logging.getLogger(__name__)
@@ -268,7 +268,11 @@ class Runner:
             thaw()  # the snapshot listed this pass was frozen (runner/collector.py)
 
     def _sync_all(self, number: int, loaded: LoadedControllers, executor: Executor) -> PassResult:
-        snapshot = Snapshot(self.cluster, self.settings.page_size)
+        snapshot = Snapshot(
+            self.cluster,
+            self.settings.page_size,
+            keep_managers=managers_to_keep(executor.strategy.server_side),
+        )
         shared = (self.cluster, self.hooks, executor, snapshot, self.settings.workers)
         budget, shard = self.budget, self.settings.shard
         runner = CompositeRunner(*shared, self.progress, budget=budget, shard=shard)

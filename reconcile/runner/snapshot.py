@@ -17,19 +17,26 @@ from reconcile.objects.slim import FieldsTable, slimmed
 from reconcile.runner.collector import collector_paused
 from reconcile.secret_values import remember_secrets
 
-# The field manager of our own writes (the API client's user agent): its entries are kept.
+# The field manager of our own writes (the API client's user agent, and server-side apply's
+# field manager): its entries are kept.
 OWN_FIELD_MANAGERS: frozenset[str] = frozenset({"reconcile"})
+
+
+def managers_to_keep(server_side: bool) -> frozenset[str] | None:
+    """Whose managedFields entries a pass keeps: every manager's with server-side apply (moving
+    an object over rewrites its whole list, other managers' entries included), else ours."""
+    return None if server_side else OWN_FIELD_MANAGERS
 
 
 class Snapshot:
     """`keep_managers`: whose managedFields entries listed objects keep (the others' are
-    dropped, and the field itself when no entry is left)."""
+    dropped, and the field itself when no entry is left); None keeps them all."""
 
     def __init__(
         self,
         cluster: Cluster,
         page_size: int = 500,
-        keep_managers: frozenset[str] = OWN_FIELD_MANAGERS,
+        keep_managers: frozenset[str] | None = OWN_FIELD_MANAGERS,
     ) -> None:
         self._cluster = cluster
         self._page_size = page_size

@@ -17,10 +17,16 @@ from reconcile.cluster.types import ObjectList
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import Obj
-from reconcile.objects.slim import FieldsTable, SharedFields, slimmed, without_managed_fields
+from reconcile.objects.slim import (
+    FieldsTable,
+    SharedFields,
+    put_body,
+    slimmed,
+    without_managed_fields,
+)
 from reconcile.runner.collector import collector_paused, thaw
 from reconcile.runner.execute import Executor
-from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from tests.support.wrapped import ForwardingCluster
 
 _T = TypeVar("_T")
@@ -116,12 +122,29 @@ def test_a_tree_that_is_not_fields_v1_is_left_alone() -> None:
     assert slim["metadata"]["managedFields"][0]["fieldsV1"] == {"f:x": [1, 2]}
 
 
-def test_a_write_never_carries_managed_fields() -> None:
-    obj = configmap("a", entry("reconcile"))
-    sent = without_managed_fields(obj)
+def test_a_write_carries_managed_fields_only_when_it_changes_them() -> None:
+    listed = configmap("a", entry("reconcile"))
+    changed = copy.deepcopy(listed)
+    changed["data"] = {"index": "2"}
+    sent = put_body(listed, changed)
     assert "managedFields" not in sent["metadata"]
-    assert "managedFields" in obj["metadata"]
+    assert "managedFields" in changed["metadata"]
+    assert {k: v for k, v in sent.items() if k != "metadata"} == {
+        k: v for k, v in changed.items() if k != "metadata"
+    }
+    moved = copy.deepcopy(listed)
+    moved["metadata"]["managedFields"] = [entry("reconcile", "Apply"), entry("kubectl")]
+    assert put_body(listed, moved) is moved  # moving to server-side apply rewrites the list
     assert without_managed_fields(configmap("b")) == configmap("b")
+
+
+def test_server_side_apply_keeps_every_managers_entries() -> None:
+    assert managers_to_keep(server_side=False) == frozenset({"reconcile"})
+    assert managers_to_keep(server_side=True) is None
+    obj = configmap("a", entry("kubectl"), entry("reconcile"))
+    slim = slimmed(obj, None)
+    assert [e["manager"] for e in slim["metadata"]["managedFields"]] == ["kubectl", "reconcile"]
+    assert slim == configmap("a", entry("kubectl"), entry("reconcile"))
 
 
 class ListedWithManagedFields(ForwardingCluster):
