@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
 GROUP = "bench.example.com"
-QPS: list[str] = []  # --qps for reconcile; none: its default (adaptive)
+RECONCILE_OPTIONS: list[str] = []  # --qps and --apply-strategy for reconcile; none: its defaults
 WORKERS = ["8"]  # reconcile's --workers
 NAMESPACE = "bench"
 
@@ -260,7 +260,7 @@ def run_reconcile(
         "json",
         "--log-level",
         "warning",
-        *QPS,
+        *RECONCILE_OPTIONS,
         "--workers",
         WORKERS[0],
         "--max-duration",
@@ -604,6 +604,11 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=8, help="reconcile's --workers")
     parser.add_argument(
+        "--apply-strategy",
+        choices=["client-side", "server-side"],
+        help="reconcile's --apply-strategy (default: none given, so client-side)",
+    )
+    parser.add_argument(
         "--no-compare",
         action="store_true",
         help="live: skip kubectl apply and the raw client's creates (the slowest part)",
@@ -614,7 +619,9 @@ def main() -> None:
         serve_hook(args.serve_hook, args.scenario, args.children)
         return
     if args.qps is not None:
-        QPS.extend(["--qps", args.qps])
+        RECONCILE_OPTIONS.extend(["--qps", args.qps])
+    if args.apply_strategy is not None:
+        RECONCILE_OPTIONS.extend(["--apply-strategy", args.apply_strategy])
     WORKERS[0] = str(args.workers)
     scenarios: list[Scenario] = []
     if args.scenario == "map":
