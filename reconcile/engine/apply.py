@@ -251,6 +251,13 @@ def _plainly_unchanged(observed: Obj, desired: Obj) -> bool:
     return _Covered(is_builtin(api_version)).map(observed, view, ())
 
 
+def covers(observed: Obj, desired: Obj) -> bool:
+    """Whether every value of `desired` (already cleaned) is in observed, by meaning: merging it
+    in while removing nothing would leave observed as it is. Reads only."""
+    api_version = str(desired.get("apiVersion") or observed.get("apiVersion") or "")
+    return _Covered(is_builtin(api_version)).map(observed, desired, ())
+
+
 def _cleaned_view(desired: Obj) -> Obj | None:
     """What `cleaned` and `drop_last_applied` make of desired, sharing all but the top level
     and metadata with it (read only); None for a Secret with stringData (left to the full

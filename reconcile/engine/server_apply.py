@@ -93,8 +93,10 @@ def plan(observed: Obj | None, desired: Obj, manager: str = FIELD_MANAGER) -> Se
     if observed is None:
         return ServerApplyPlan(config, json_copy(config), None)
     owned = mf.owned_by(observed, manager, mf.APPLY) or frozenset()
-    base, migrated = observed, None
     last = apply.last_applied(observed)
+    if last is None and not owned - mf.present_in(owned, config) and apply.covers(observed, config):
+        return ServerApplyPlan(config, None, None)  # the usual case: converged, nothing copied
+    base, migrated = observed, None
     if last is not None:
         migrated, carried = migrate(observed, last, manager)
         owned |= carried
