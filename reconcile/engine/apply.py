@@ -247,8 +247,7 @@ def _plainly_unchanged(observed: Obj, desired: Obj) -> bool:
     recorded = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, dict) else None
     if not isinstance(recorded, str) or recorded != _compact_json(view):
         return False
-    api_version = str(view.get("apiVersion") or observed.get("apiVersion") or "")
-    return _Covered(is_builtin(api_version)).map(observed, view, ())
+    return covers(observed, view)
 
 
 def covers(observed: Obj, desired: Obj) -> bool:

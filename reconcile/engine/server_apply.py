@@ -94,14 +94,14 @@ def plan(observed: Obj | None, desired: Obj, manager: str = FIELD_MANAGER) -> Se
         return ServerApplyPlan(config, json_copy(config), None)
     owned = mf.owned_by(observed, manager, mf.APPLY) or frozenset()
     last = apply.last_applied(observed)
-    if last is None and not owned - mf.present_in(owned, config) and apply.covers(observed, config):
-        return ServerApplyPlan(config, None, None)  # the usual case: converged, nothing copied
     base, migrated = observed, None
     if last is not None:
         migrated, carried = migrate(observed, last, manager)
         owned |= carried
         base = migrated
     stale = owned - mf.present_in(owned, config)
+    if migrated is None and not stale and apply.covers(observed, config):
+        return ServerApplyPlan(config, None, None)  # the usual case: converged, nothing copied
     predicted = json_copy(base)
     for path in sorted(stale, key=len, reverse=True):
         mf.remove(predicted, path)

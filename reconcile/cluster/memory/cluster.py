@@ -11,6 +11,7 @@ import uuid
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -249,11 +250,9 @@ class MemoryCluster:
             stored = self._store.get(
                 info.group_resource, namespace if info.namespaced else "", name
             )
-            write = self._write(field_manager)
-            write = ownership.Write(write.manager, info.api_version, write.time)
-            current = None if stored is None else self._out(info, stored)
+            write = self._write(field_manager, api_version=info.api_version)
             applied = ownership.server_apply(
-                current, body, self._ownership_kind(info), write, force=force
+                stored, body, self._ownership_kind(info), write, force=force
             )
             managed = applied["metadata"]["managedFields"]
             if stored is None:
@@ -453,10 +452,7 @@ class MemoryCluster:
             self._admission.created(info, body)
         if self._tracks_generation(info):
             meta["generation"] = 1
-        if managed is not None:
-            meta["managedFields"] = managed
-        else:
-            self._track(info, None, body, write or self._write())
+        self._track(info, None, body, write or self._write(), managed=managed)
         meta["resourceVersion"] = self._store.next_resource_version()
         self._store.put(group_resource, body)
         if group_resource == builtin.CRDS:
@@ -516,10 +512,7 @@ class MemoryCluster:
         meta = body["metadata"]
         if self._tracks_generation(info) and self._spec_changed(info, stored, body):
             meta["generation"] = int(stored_meta.get("generation") or 0) + 1
-        if managed is not None:
-            meta["managedFields"] = managed
-        else:
-            self._track(info, stored, body, write or self._write(), requested)
+        self._track(info, stored, body, write or self._write(), requested, managed=managed)
         if body == stored:
             return stored
         self._lifecycle.write(group_resource, body)
@@ -557,8 +550,11 @@ class MemoryCluster:
 
     # --- field ownership -----------------------------------------------------------------------
 
-    def _write(self, manager: str | None = None, subresource: str = "") -> ownership.Write:
-        return ownership.Write(manager or self.field_manager, "", self._now(), subresource)
+    def _write(
+        self, manager: str | None = None, subresource: str = "", api_version: str = ""
+    ) -> ownership.Write:
+        """Who writes now (`api_version`: when empty, the written object's)."""
+        return ownership.Write(manager or self.field_manager, api_version, self._now(), subresource)
 
     def _ownership_kind(self, info: ResourceInfo) -> ownership.Kind:
         schemas = self.release.schemas
@@ -580,11 +576,16 @@ class MemoryCluster:
         new: Obj,
         write: ownership.Write,
         requested: Any = None,
+        *,
+        managed: builtins.list[dict[str, Any]] | None = None,
     ) -> None:
-        """Set `new`'s managedFields after a write of `old` (None: a create) by `write`."""
-        api_version = str(new.get("apiVersion") or info.api_version)
-        write = ownership.Write(write.manager, api_version, write.time, write.subresource)
-        managed = ownership.after_update(old, new, self._ownership_kind(info), write, requested)
+        """Set `new`'s managedFields after a write of `old` (None: a create) by `write`;
+        `managed`: already decided (a server-side apply)."""
+        if managed is None:
+            api_version = write.api_version or str(new.get("apiVersion") or info.api_version)
+            write = replace(write, api_version=api_version)
+            kind = self._ownership_kind(info)
+            managed = ownership.after_update(old, new, kind, write, requested)
         meta = new.setdefault("metadata", {})
         if managed:
             meta["managedFields"] = managed

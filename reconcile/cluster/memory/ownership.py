@@ -201,7 +201,9 @@ def after_update(
         for path, value in new_leaves.items()
         if not _same_leaf(old_leaves.get(path), value, path in old_leaves)
     }
-    present = set(new_leaves) | set(leaves(new, kind, status=not status))
+    present = set(new_leaves)
+    if kind.status_subresource:  # fields of the other part stay owned as they are
+        present |= set(leaves(new, kind, status=not status))
     for entry in entries.values():
         entry.fields = (entry.fields - changed) & present
     if changed:
@@ -223,14 +225,11 @@ def server_apply(current: Obj | None, config: Obj, kind: Kind, write: Write, *, 
     """The object after applying `config` (managedFields set; defaults not yet applied).
     Raises FieldConflict naming every conflicting field and manager unless `force`."""
     config_leaves = leaves(config, kind, status=False)
+    config_paths = set(config_leaves)
     if current is None:
         created = json_copy(config)
         created.setdefault("metadata", {})["managedFields"] = write_entries(
-            {
-                (write.manager, mf.APPLY, ""): Entry(
-                    write.api_version, write.time, set(config_leaves)
-                )
-            }
+            {(write.manager, mf.APPLY, ""): Entry(write.api_version, write.time, config_paths)}
         )
         return created
     entries = read_entries(current.get("metadata", {}).get("managedFields"))
@@ -240,7 +239,7 @@ def server_apply(current: Obj | None, config: Obj, kind: Kind, write: Write, *, 
     for key, entry in entries.items():
         if key == mine_key or key[2]:
             continue
-        for path in entry.fields & set(config_leaves):
+        for path in entry.fields & config_paths:
             if path in current_leaves and not json_equal(current_leaves[path], config_leaves[path]):
                 conflicts.append((key[0], entry.api_version, path))
                 if force:
@@ -249,13 +248,13 @@ def server_apply(current: Obj | None, config: Obj, kind: Kind, write: Write, *, 
         raise _conflict(conflicts)
     previous = entries.get(mine_key)
     merged = json_copy(current)
-    stale = (previous.fields if previous else set()) - set(config_leaves)
+    stale = (previous.fields if previous else set()) - config_paths
     others = set().union(*(e.fields for k, e in entries.items() if k != mine_key))
     for path in sorted(stale, key=len, reverse=True):
         if path not in others and not any(p[: len(path)] == path for p in others):
             mf.remove(merged, path)
     _merge(merged, config, kind)
-    entries[mine_key] = Entry(write.api_version, write.time, set(config_leaves))
+    entries[mine_key] = Entry(write.api_version, write.time, config_paths)
     merged.setdefault("metadata", {})["managedFields"] = write_entries(entries)
     return merged
 
