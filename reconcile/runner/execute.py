@@ -95,7 +95,7 @@ class Executor:
                 stopped = isinstance(failure, BudgetExhausted)
                 why = failure.why if isinstance(failure, BudgetExhausted) else EARLIER_FAILED
                 results += [
-                    ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}")
+                    ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}", attempted=False)
                     for a in actions[i:]
                 ]
                 if stopped:
@@ -235,7 +235,7 @@ class Executor:
         for reason, message, count in change_events(involved, result.actions):
             self.record_event(involved, reason, message, normal=True, count=count)
         for failed in result.actions:
-            if failed.error and not failed.held and not failed.error.startswith(NOT_ATTEMPTED):
+            if failed.error and failed.attempted and not failed.held:
                 message = f"{failed.action.describe()} failed: {failed.error}"
                 result.errors.append(f"{result.parent}: {message}")
                 self.record_event(involved, "SyncError", message)

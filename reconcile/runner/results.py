@@ -40,6 +40,8 @@ class ActionResult:
     # Failed for a reason that may pass (no answer, a conflict, throttling, a server error):
     # the run tries again in a later pass.
     transient: bool = False
+    # False when an earlier failure of its parent (or the budget) kept it from being sent.
+    attempted: bool = True
 
 
 class Divergence(StrEnum):

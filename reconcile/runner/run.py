@@ -104,9 +104,17 @@ class Runner:
         lock = self._lock(result)
         if lock is None:
             return self._stopped(result, started)
+        strategy = ApplyStrategy(
+            server_side=self.settings.server_side_apply,
+            force_conflicts=self.settings.force_conflicts,
+        )
+        executor = Executor(
+            self.cluster, dry_run=self.settings.dry_run, budget=self.budget, strategy=strategy
+        )
         try:
-            return self._locked_run(result, started, deadline, manifests, loaded, lock)
+            return self._locked_run(result, started, deadline, manifests, loaded, lock, executor)
         finally:
+            executor.close()
             lock.release()
 
     def _lock(self, result: RunResult) -> RunLock | NoLock | None:
@@ -131,27 +139,6 @@ class Runner:
         return lock
 
     def _locked_run(
-        self,
-        result: RunResult,
-        started: float,
-        deadline: float,
-        manifests: LoadedManifests,
-        loaded: LoadedControllers,
-        lock: RunLock | NoLock,
-    ) -> RunResult:
-        strategy = ApplyStrategy(
-            server_side=self.settings.server_side_apply,
-            force_conflicts=self.settings.force_conflicts,
-        )
-        executor = Executor(
-            self.cluster, dry_run=self.settings.dry_run, budget=self.budget, strategy=strategy
-        )
-        try:
-            return self._passes(result, started, deadline, manifests, loaded, lock, executor)
-        finally:
-            executor.close()
-
-    def _passes(
         self,
         result: RunResult,
         started: float,
