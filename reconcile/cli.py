@@ -189,7 +189,9 @@ def run(
         typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
     ] = LogFormat.TEXT,
     controllers: Annotated[
-        list[Path] | None,
+        # str, not Path: click splits a Path list from the environment on ":", and the
+        # README promises whitespace (RECONCILE_MANIFESTS="apps crds") as for every list.
+        list[str] | None,
         typer.Option(
             "--controllers",
             help="A YAML file or directory of controllers (repeatable). They replace cluster "
@@ -232,7 +234,7 @@ def run(
         ),
     ] = 2.0,
     local: Annotated[
-        list[Path] | None,
+        list[str] | None,  # str: see --controllers
         typer.Option(
             "--local",
             help="Run against an in-process cluster seeded from these manifests (CRDs, "
@@ -256,7 +258,7 @@ def run(
         ),
     ] = None,
     manifests: Annotated[
-        list[Path] | None,
+        list[str] | None,  # str: see --controllers
         typer.Option(
             "--manifests",
             help="Apply the objects in these files or directories before the controllers run "

@@ -156,3 +156,24 @@ def test_options_come_from_the_environment_too(tmp_path: Path) -> None:
     assert shown.stdout.startswith("reconcile ")
     not_shown = reconcile(cwd=tmp_path, env={**env, "RECONCILE_SHOW_VERSION": "1"})
     assert not_shown.returncode == 2  # the version flag never comes from the environment
+
+
+def test_repeatable_paths_from_the_environment_split_on_whitespace(tmp_path: Path) -> None:
+    """`RECONCILE_LOCAL="a b"` is two paths, as the README says of every repeatable option;
+    a colon is part of a path, not a separator."""
+    extra = tmp_path / "with:colon"
+    extra.mkdir()
+    (extra / "second.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: HelloWorld\n"
+        "metadata: {name: second-parent, namespace: hello}\nspec: {who: there}\n"
+    )
+    env = {
+        "RECONCILE_LOCAL": f"{HELLO}  {extra}",
+        "RECONCILE_DRY_RUN": "true",
+        "RECONCILE_REPORT_FORMAT": "json",
+    }
+    done = reconcile(cwd=tmp_path, env=env)
+    assert done.returncode == 2, done.stderr  # both read: the controller found both parents
+    assert "your-name" in done.stdout and "second-parent" in done.stdout
+    one_path = reconcile(cwd=tmp_path, env={**env, "RECONCILE_LOCAL": f"{HELLO}:{extra}"})
+    assert one_path.returncode == 1 and f"{HELLO}:{extra}" in one_path.stderr
