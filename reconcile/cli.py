@@ -62,7 +62,7 @@ HELP = (
     "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
     "report of what was done is still written).\n\n"
     "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
-    "Go durations (90s, 5m, 1h30m)."
+    "Go durations (90s, 5m, 1h30m), at most a year."
 )
 
 
@@ -86,6 +86,8 @@ class Command(TyperCommand):
             exc.exit_code = 1  # type: ignore[attr-defined]
             raise
 
+
+LONGEST_DURATION = 365 * 24 * 3600.0
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -113,6 +115,10 @@ def _seconds(*, allow_zero: bool = False) -> Any:
                 ) from None
         if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
             raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
+        if seconds > LONGEST_DURATION:
+            # Beyond a year is no batch run; bigger values overflow clocks and int32 fields
+            # (the Lease's leaseDurationSeconds) further down.
+            raise typer.BadParameter(f"{value!r}: must be at most a year (8760h)")
         return seconds
 
     return parse

@@ -24,6 +24,7 @@ from reconcile.objects.meta import Obj
 log = logging.getLogger(__name__)
 
 LEASE_API = "coordination.k8s.io/v1"
+INT32_MAX = 2**31 - 1
 MARGIN_SECONDS = 30  # beyond the budget: time to write reports and release
 
 
@@ -62,7 +63,8 @@ class RunLock:
         self.name = name
         self.where = f"{self.namespace}/{self.name}"
         self.holder = holder
-        self.duration = math.ceil(budget_seconds) + MARGIN_SECONDS
+        # leaseDurationSeconds is an int32: a longer budget holds the lease for its maximum.
+        self.duration = min(math.ceil(budget_seconds) + MARGIN_SECONDS, INT32_MAX)
         self._now = now or (lambda: datetime.now(UTC))
         self._lease: Obj | None = None
 

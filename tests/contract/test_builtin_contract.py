@@ -160,6 +160,23 @@ REFUSED = [
         ["quantities must match the regular expression"],
         id="bad-quantity",
     ),
+    pytest.param(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "l"},
+            "spec": {"holderIdentity": "x", "leaseDurationSeconds": 3_000_000_000},
+        },
+        BadRequest,
+        ["cannot be handled as a Lease", "3000000000"],
+        id="int32-overflow",
+    ),
+    pytest.param(
+        deployment({"matchLabels": {"app": "web"}}, replicas=2**31),
+        BadRequest,
+        ["cannot be handled as a Deployment", "2147483648"],
+        id="replicas-overflow",
+    ),
 ]
 
 

@@ -28,6 +28,11 @@ HELLO = str(EXAMPLES / "hello-world")
         (["--max-duration", "-5"], "--max-duration"),
         (["--max-duration", "0"], "--max-duration"),
         (["--max-duration", "10x"], "--max-duration"),
+        (["--max-duration", "8761h"], "--max-duration"),
+        (["--max-duration", "100000000h"], "--max-duration"),
+        (["--max-duration", "1e12"], "--max-duration"),
+        (["--poll-interval", "9000h"], "--poll-interval"),
+        (["--request-timeout", "1e15"], "--request-timeout"),
         (["--poll-interval", "-1"], "--poll-interval"),
         (["--poll-interval", "nan"], "--poll-interval"),
         (["--request-timeout", "0"], "--request-timeout"),
@@ -52,7 +57,7 @@ def test_usage_errors_exit_1(args: list[str], names: str, tmp_path: Path) -> Non
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("value", ["90", "90s", "1m30s", "1h", "0.5", "500ms"])
+@pytest.mark.parametrize("value", ["90", "90s", "1m30s", "1h", "0.5", "500ms", "8760h"])
 def test_durations_read_as_kubernetes_users_write_them(value: str, tmp_path: Path) -> None:
     done = reconcile("--local", HELLO, "--dry-run", "--max-duration", value, cwd=tmp_path)
     assert done.returncode == 2, done.stderr  # changes pending: the run itself went fine

@@ -138,3 +138,27 @@ def test_an_expired_lease_is_taken_over_and_a_dry_run_needs_none(
         backend.admin.update(leases, after)
         dry = run(backend, path, lock=where, lock_holder="dry", dry_run=True)
     assert dry.skipped is None and dry.errors == []
+
+
+def test_the_longest_budget_fits_the_leases_int32_duration(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """`--max-duration 8760h` (the longest the CLI accepts) holds a Lease whose
+    leaseDurationSeconds still fits the API's int32, on both backends."""
+    kind = one_parent(backend, namespace)
+    where = lease_name()
+    leases = backend.admin.discover("coordination.k8s.io/v1", "leases")
+    held: list[dict[str, Any]] = []
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        held.append(backend.admin.get(leases, where.split("/")[1], namespace="default"))
+        return {"status": {}, "children": [child(request)]}
+
+    with serve(sync) as server:
+        controller = composite(
+            "locked", kind, [("v1", "configmaps", "InPlace")], {"sync": webhook(server.url, "30s")}
+        )
+        path = write_controllers(tmp_path, controller)
+        result = run(backend, path, lock=where, lock_holder="long-run", max_duration=8760 * 3600.0)
+    assert result.errors == [] and exit_code(result) is ExitCode.OK
+    assert held and held[0]["spec"]["leaseDurationSeconds"] == 8760 * 3600 + 30

@@ -132,6 +132,9 @@ class _Walk:
         if types and found not in types and not ("number" in types and found == "integer"):
             self.type_error(value, path, owner, _go_type(schema))
             return value
+        if "integer" in types and found == "integer" and not _fits(value, schema.get("format")):
+            self.number_error(value, path, owner, _go_type(schema))
+            return value
         if "enum" in schema and value not in schema["enum"] and path not in ("apiVersion", "kind"):
             self.outcome.errors.append(v.unsupported(path, value, [str(e) for e in schema["enum"]]))
         if isinstance(value, dict):
@@ -177,6 +180,13 @@ class _Walk:
             return value
         return canonical
 
+    def number_error(self, value: Any, path: str, owner: str, go_type: str) -> None:
+        struct = owner.rsplit(".", 1)[-1]
+        self.outcome.decode_errors.append(
+            f"json: cannot unmarshal number {json.dumps(value)} into Go struct field "
+            f"{struct}.{path} of type {go_type}"
+        )
+
     def type_error(self, value: Any, path: str, owner: str, go_type: str) -> None:
         struct = owner.rsplit(".", 1)[-1]
         self.outcome.decode_errors.append(
@@ -194,6 +204,15 @@ _GO_JSON_NAMES = {
     "object": "object",
     "null": "null",
 }
+
+
+_INTEGER_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _fits(value: int | float, fmt: object) -> bool:
+    """Whether an integer fits the Go type the schema's format names (the decoder's overflow)."""
+    low, high = _INTEGER_RANGES.get(str(fmt), _INTEGER_RANGES["int64"])
+    return low <= value <= high
 
 
 def _types(schema: Schema) -> set[str]:
