@@ -33,6 +33,7 @@ from reconcile.objects.meta import (
     namespace_of,
     uid_of,
 )
+from reconcile.objects.names import map_problems
 from reconcile.objects.resource import ResourceInfo
 
 # An attachment rule resolved through discovery.
@@ -103,6 +104,11 @@ def parse_response(data: Any, hook: str) -> DecoratorResponse:
             isinstance(v, str) or v is None for v in value.values()
         ):
             problems.append(f"{key}: must be a map of strings (null deletes a key)")
+            continue
+        # refused here, not by the API server: a dry run must not pass what the run fails
+        found = map_problems(value, key, labels=key == "labels")
+        if found:
+            problems += found
             continue
         setattr(response, key, {str(k): v for k, v in value.items()})
     status = data.get("status")

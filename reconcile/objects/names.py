@@ -103,11 +103,15 @@ def metadata_problems(obj: dict[str, Any], where: str) -> list[str]:
         if problem:
             problems.append(f"{where}.metadata.namespace: {problem}")
     for field in ("labels", "annotations"):
-        problems += _map_problems(meta.get(field), f"{where}.metadata.{field}", field == "labels")
+        problems += map_problems(
+            meta.get(field), f"{where}.metadata.{field}", labels=field == "labels"
+        )
     return problems
 
 
-def _map_problems(value: Any, where: str, labels: bool) -> list[str]:
+def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
+    """The problems of a labels (keys and values) or annotations (keys) map, as the API server
+    finds them; a null value (a key to delete) is fine."""
     if value is None:
         return []
     if not isinstance(value, dict):

@@ -345,3 +345,39 @@ def test_customize_sends_related_objects_and_on_delete_leaves_attachments(
         assert backend.mutations_since(mark) == {}  # OnDelete: a changed attachment is left
     copy = backend.admin.get(configmaps, "g-copy", namespace=namespace)
     assert copy["data"] == {"version": "1"}
+
+
+BAD_LABELS: list[Any] = [
+    pytest.param({"labels": {"bad key!": "x"}}, "labels['bad key!']", id="label-key"),
+    pytest.param({"labels": {"ok": "no spaces allowed"}}, "not a label value", id="label-value"),
+    pytest.param({"labels": {"ok": "x" * 64}}, "not a label value", id="label-value-64"),
+    pytest.param({"labels": {"-bad.example.com/k": "v"}}, "prefix", id="label-prefix"),
+    pytest.param({"annotations": {"a/b/c": "v"}}, "annotations['a/b/c']", id="annotation-key"),
+    pytest.param({"annotations": {"k": 5}}, "map of strings", id="annotation-value-type"),
+]
+
+
+@pytest.mark.parametrize(("answer", "named"), BAD_LABELS)
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "run"])
+def test_labels_the_api_server_would_refuse_fail_the_dry_run_too(
+    backend: Backend,
+    namespace: str,
+    gadgets: ResourceInfo,
+    tmp_path: Path,
+    answer: dict[str, Any],
+    named: str,
+    dry_run: bool,
+) -> None:
+    """A decorator's labels / annotations are checked as the API server checks them, so a dry
+    run reports the error the real run would meet, and neither writes anything to the target."""
+    backend.admin.create(gadgets, gadget(gadgets, "t", namespace, labels={"decorate": "yes"}))
+    before = backend.admin.get(gadgets, "t", namespace=namespace)
+    with serve(lambda request: answer) as server:
+        path = write_controllers(
+            tmp_path, decorator("labeler", gadgets, {"sync": webhook(server.url)})
+        )
+        result = run(backend, path, dry_run=dry_run)
+    assert len(result.errors) == 1, result.errors
+    assert named in str(result.errors[0]) and "Gadget" in str(result.errors[0])
+    after = backend.admin.get(gadgets, "t", namespace=namespace)
+    assert metadata(after) == metadata(before)
