@@ -279,6 +279,22 @@ def run(
             "(never an object it did not apply).",
         ),
     ] = False,
+    prune_allow_shrink: Annotated[
+        bool,
+        typer.Option(
+            "--prune-allow-shrink",
+            help="With --prune: allow a prune that deletes more than half of the ApplySet's "
+            "members (refused otherwise: it reads as a wrong or broken input).",
+        ),
+    ] = False,
+    prune_cascade: Annotated[
+        bool,
+        typer.Option(
+            "--prune-cascade",
+            help="With --prune: also prune a Namespace or CRD that still holds objects outside "
+            "the ApplySet, deleting them with it (held back otherwise, and named).",
+        ),
+    ] = False,
     applyset: Annotated[
         str,
         typer.Option(
@@ -433,6 +449,8 @@ def run(
             recursive=recursive,
             apply_paths=tuple(str(p) for p in manifests or []),
             prune=prune,
+            prune_allow_shrink=prune_allow_shrink,
+            prune_cascade=prune_cascade,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
             shard=_shard(shard),
@@ -473,6 +491,12 @@ def run(
         raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
     if prune and not manifests:
         raise typer.BadParameter("--prune needs --manifests", param_hint="--prune")
+    for flag, name in (
+        (prune_allow_shrink, "--prune-allow-shrink"),
+        (prune_cascade, "--prune-cascade"),
+    ):
+        if flag and not prune:
+            raise typer.BadParameter(f"{name} needs --prune", param_hint=name)
     if not _applyset_name(applyset):
         raise typer.BadParameter(
             f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"

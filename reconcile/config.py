@@ -111,6 +111,8 @@ class ReconcileSettings:
     # --manifests: applied before the controllers run, recorded in an ApplySet
     apply_paths: tuple[str, ...] = ()
     prune: bool = False  # delete the ApplySet's members that left --manifests
+    prune_allow_shrink: bool = False  # a prune may delete more than half of the set
+    prune_cascade: bool = False  # a pruned Namespace or CRD may take objects outside the set
     applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
     lock: str | None = None  # --lock NAMESPACE/NAME: a Lease held while the run writes
     lock_holder: str = ""  # who this run is, in the Lease (default: POD_NAME, or host-pid)

@@ -8,7 +8,8 @@ successful one. Per hook, Metacontroller's own names and labels, so its dashboar
 `metacontroller_<hook>_request_duration_histogram_seconds{..., method}` (a command hook's `url`
 is its command line, its `method` is `exec`, its `code` the exit status).
 
-`reconcile_last_success_timestamp_seconds` is only set by a run that exited 0: a Pushgateway
+`reconcile_last_success_timestamp_seconds` is only set by a run that exited 0 and did its work
+(not one skipped because the lock was held: `reconcile_run_skipped` is 1 then): a Pushgateway
 keeps the previous value (metrics are added with POST, not replaced), and the text file
 carries it over from the file it replaces.
 """
@@ -55,7 +56,11 @@ def run_registry(result: RunResult, exit_code: int, now: float | None = None) ->
     gauge("reconcile_run_exit_code", "Exit code of the last run.", exit_code)
     gauge("reconcile_run_converged", "1 when the last run converged.", int(result.converged))
     gauge("reconcile_last_run_timestamp_seconds", "When the last run ended.", now)
-    if exit_code == 0:
+    skipped = result.skipped is not None
+    gauge("reconcile_run_skipped", "1 when the last run did nothing: its lock was held.", skipped)
+    if exit_code == 0 and not skipped:
+        # a run skipped because the Lease is held did not reconcile: a lease held for ever
+        # must not hide the outage from an alert on this
         gauge(LAST_SUCCESS, "When the last successful run (exit 0) ended.", now)
     actions = Gauge(
         "reconcile_run_actions",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import threading
 from typing import Any
@@ -63,6 +64,31 @@ class SecretValues:
         pattern = self._compiled()
         return pattern.sub(REDACTED, text) if pattern is not None else text
 
+    def scrub_cut(self, text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
+        """`scrub` for a piece cut out of a longer text (a stderr tail, a body's start): a
+        value the cut split in two is not whole in the piece, so a piece that starts with the
+        end of a value (or ends with its start) loses that part too."""
+        text = self.scrub(text)
+        if not (cut_start or cut_end):
+            return text
+        with self._lock:
+            values = sorted(self._values, key=len, reverse=True)
+        if cut_start:
+            text = text.lstrip("\ufffd")  # a character the cut split
+            for value in values:
+                cut = _overlap(value, text, at_start=True)
+                if cut:
+                    text = REDACTED + text[cut:]
+                    break
+        if cut_end:
+            text = text.rstrip("\ufffd")
+            for value in values:
+                cut = _overlap(value, text, at_start=False)
+                if cut:
+                    text = text[: len(text) - cut] + REDACTED
+                    break
+        return text
+
     def forget_all(self) -> None:
         with self._lock:
             self._values.clear()
@@ -75,6 +101,22 @@ class SecretValues:
                 ordered = sorted(self._values, key=len, reverse=True)
                 self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
             return self._pattern
+
+
+#: The shortest piece of a value a cut may leave that is scrubbed: shorter ones cannot be told
+#: from ordinary text.
+MIN_PIECE = 4
+
+
+def _overlap(value: str, text: str, *, at_start: bool) -> int:
+    """How many characters at the start (end) of `text` are the end (start) of `value`, but
+    not all of it (a whole value is scrubbed already); 0 when fewer than MIN_PIECE."""
+    for size in range(min(len(value) - 1, len(text)), MIN_PIECE - 1, -1):
+        if at_start and text.startswith(value[-size:]):
+            return size
+        if not at_start and text.endswith(value[:size]):
+            return size
+    return 0
 
 
 def _collect(value: Any, found: set[str], depth: int) -> None:
@@ -94,13 +136,22 @@ def _collect(value: Any, found: set[str], depth: int) -> None:
 
 
 def _forms(value: str) -> set[str]:
+    """The value, base64-encoded, decoded when it is base64 (and its lines), and each of those
+    as it appears inside a JSON string, once or twice escaped (a hook's JSON quoted in an
+    error, quoted in a JSON report)."""
     forms = {value, base64.b64encode(value.encode()).decode()}
     try:
         decoded = base64.b64decode(value, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        return forms
-    forms.add(decoded)
-    forms.update(line for line in decoded.splitlines() if line.strip())
+        decoded = None
+    if decoded is not None:
+        forms.add(decoded)
+        forms.update(line for line in decoded.splitlines() if line.strip())
+    for form in list(forms):
+        for ascii_only in (True, False):
+            once = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
+            forms.add(once)
+            forms.add(json.dumps(once, ensure_ascii=ascii_only)[1:-1])
     return forms
 
 
@@ -118,3 +169,7 @@ def remember_credential(value: str) -> None:
 
 def scrub(text: str) -> str:
     return SEEN.scrub(text)
+
+
+def scrub_cut(text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
+    return SEEN.scrub_cut(text, cut_start=cut_start, cut_end=cut_end)

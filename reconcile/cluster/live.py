@@ -222,6 +222,19 @@ class LiveCluster:
             raise NotFound(f"the server has no preferred version for API group {group!r}")
         return version
 
+    def served_resources(self) -> list[ResourceInfo]:
+        versions = ["v1"]
+        groups = self._send("discover", "", "GET", "/apis") or {}
+        for group in groups.get("groups") or []:
+            preferred = (group.get("preferredVersion") or {}) if isinstance(group, dict) else {}
+            version = preferred.get("groupVersion") if isinstance(preferred, dict) else None
+            if isinstance(version, str) and version:
+                versions.append(version)
+        out: list[ResourceInfo] = []
+        for api_version in versions:
+            out += self._resource_list(api_version, refresh=False) or []
+        return out
+
     # -- verbs -------------------------------------------------------------------------------
 
     def list(

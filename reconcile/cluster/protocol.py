@@ -30,6 +30,11 @@ class Cluster(Protocol):
         NotFound when the group is not served."""
         ...
 
+    def served_resources(self) -> list[ResourceInfo]:
+        """Every resource the server serves, in its group's preferred version (subresources
+        left out): for what must look at every kind, such as what a Namespace holds."""
+        ...
+
     def list(
         self,
         resource: ResourceInfo,

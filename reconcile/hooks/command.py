@@ -6,10 +6,10 @@ import contextlib
 import json
 import logging
 import os
+import selectors
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,26 +64,29 @@ def resolve_program(name: str, working_dir: Path, env: dict[str, str]) -> str | 
 
 @dataclass
 class _Output:
-    """What a command printed, read by threads with bounded memory: stdout up to `limit`
-    (then `too_large`), stderr's tail only."""
+    """What a command printed, with bounded memory: stdout up to `limit` (then `too_large`),
+    stderr's tail only (`stderr_cut` when its start was dropped)."""
 
     limit: int
     stdout: list[bytes] = field(default_factory=list)
     stdout_size: int = 0
     too_large: bool = False
     stderr_tail: bytes = b""
+    stderr_cut: bool = False
+    # the command exited, but a process it started still held its output open: not waited for
+    abandoned: bool = False
 
-    def read_stdout(self, stream: IO[bytes]) -> None:
-        while chunk := stream.read1(64 * 1024):  # type: ignore[attr-defined]
+    def add(self, stream: str, chunk: bytes) -> None:
+        if stream == "stdout":
             self.stdout_size += len(chunk)
             if self.stdout_size > self.limit:
                 self.too_large = True
                 return
             self.stdout.append(chunk)
-
-    def read_stderr(self, stream: IO[bytes]) -> None:
-        while chunk := stream.read1(64 * 1024):  # type: ignore[attr-defined]
-            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_KEEP:]
+            return
+        joined = self.stderr_tail + chunk
+        self.stderr_cut = self.stderr_cut or len(joined) > STDERR_KEEP
+        self.stderr_tail = joined[-STDERR_KEEP:]
 
 
 class CommandTransport:
@@ -130,6 +133,15 @@ class CommandTransport:
                 f"did not finish within the {spec.timeout:g}s timeout (process group killed)",
             )
 
+        if output.abandoned:
+            _stop(proc)
+            log.warning(
+                "%s: %s hook %s exited, but a process it started still holds its output: "
+                "not waited for (its output after the exit is not read)",
+                hook.owner,
+                hook.name,
+                hook.target,
+            )
         code = proc.returncode
         stderr = output.stderr_tail
         log.debug(
@@ -143,7 +155,7 @@ class CommandTransport:
         if code != 0:
             # A command that failed after writing its response may quote its Secrets on stderr.
             remember_secrets_in(b"".join(output.stdout))
-            tail = tail_excerpt(stderr)
+            tail = tail_excerpt(stderr, cut_before=output.stderr_cut)
             if code < 0:
                 detail = f"killed by signal {_signal_name(-code)}"
             else:
@@ -151,39 +163,73 @@ class CommandTransport:
             detail += f": {one_line(tail.splitlines()[-1])}" if tail else " (no stderr)"
             raise HookError(hook, "exit-status", detail, status=code, excerpt=tail)
         if stderr and log.isEnabledFor(logging.DEBUG):
-            log.debug("%s: %s hook stderr: %s", hook.owner, hook.name, tail_excerpt(stderr))
+            log.debug(
+                "%s: %s hook stderr: %s",
+                hook.owner,
+                hook.name,
+                tail_excerpt(stderr, cut_before=output.stderr_cut),
+            )
         response = parse_object(hook, b"".join(output.stdout), "stdout")
         return HookResult(response, self._clock() - start)
 
     def _communicate(
         self, proc: subprocess.Popen[bytes], data: bytes, timeout: float
     ) -> tuple[_Output, bool]:
-        """Feed stdin and read both outputs on threads, waiting for the process in short
-        steps so that the run's end (budget, signal) or too much output stops it at once.
-        True when it exited and its pipes closed within `timeout`."""
+        """Feed stdin and read both outputs in this thread (non-blocking pipes, so nothing is
+        ever stuck in a read or write that the run's end could not stop), in steps of at most
+        POLL. True when the command exited, and its output ended, within `timeout`; a process
+        it started that keeps the output open after it exited is not waited for past
+        KILL_GRACE (`abandoned`)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         output = _Output(MAX_RESPONSE_BYTES)
-        threads = [
-            threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True),
-            threading.Thread(target=output.read_stdout, args=(proc.stdout,), daemon=True),
-            threading.Thread(target=output.read_stderr, args=(proc.stderr,), daemon=True),
-        ]
-        for thread in threads:
-            thread.start()
+        pipes = selectors.DefaultSelector()
+        for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            os.set_blocking(pipe.fileno(), False)
+            pipes.register(pipe, selectors.EVENT_READ, name)
+        pending = memoryview(data)
+        if pending:
+            os.set_blocking(proc.stdin.fileno(), False)
+            pipes.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
+        else:
+            proc.stdin.close()
         deadline = time.monotonic() + timeout
-        while not output.too_large:
-            left = deadline - time.monotonic()
-            if left <= 0 or self._budget.interrupted_by:
-                return output, False
-            try:
-                proc.wait(timeout=min(POLL, left))
-            except subprocess.TimeoutExpired:
-                continue
-            # Exited: its pipes close unless a descendant that left the group still holds them.
-            for thread in threads:
-                thread.join(max(0.0, min(deadline - time.monotonic(), KILL_GRACE)))
-            return output, not any(t.is_alive() for t in threads)
-        return output, True
+        exited_at: float | None = None
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline or self._budget.interrupted_by:
+                    return output, False
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if not any(k.data != "stdin" for k in pipes.get_map().values()):
+                    if exited_at is not None:
+                        return output, True
+                    proc.wait(timeout=min(POLL, deadline - now))  # output closed, still running
+                    continue
+                if exited_at is not None and now - exited_at > KILL_GRACE:
+                    output.abandoned = True
+                    return output, True
+                for key, _ in pipes.select(timeout=min(POLL, deadline - now)):
+                    if key.data == "stdin":
+                        pending = _write_some(proc.stdin, pending)
+                        if not pending:
+                            pipes.unregister(proc.stdin)
+                            with contextlib.suppress(OSError):
+                                proc.stdin.close()
+                        continue
+                    chunk = _read_some(key.fileobj)  # type: ignore[arg-type]
+                    if chunk is None:
+                        continue
+                    if not chunk:
+                        pipes.unregister(key.fileobj)
+                        continue
+                    output.add(key.data, chunk)
+                    if output.too_large:
+                        return output, True
+        except subprocess.TimeoutExpired:
+            return output, False
+        finally:
+            pipes.close()
 
     def _spawn(self, hook: HookSpec, spec: CommandSpec) -> subprocess.Popen[bytes]:
         if not spec.argv:
@@ -213,10 +259,24 @@ class CommandTransport:
             raise HookError(hook, "spawn", f"cannot start {program}: {problem}") from None
 
 
-def _feed(stdin: IO[bytes], data: bytes) -> None:
-    with contextlib.suppress(BrokenPipeError, OSError):  # a command need not read its input
-        stdin.write(data)
-        stdin.close()
+def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
+    """What is left to write after one non-blocking write; nothing once the command closed its
+    input (a command need not read it)."""
+    try:
+        written = os.write(stdin.fileno(), pending[: 64 * 1024])
+    except BlockingIOError:
+        return pending
+    except OSError:
+        return pending[:0]
+    return pending[written:]
+
+
+def _read_some(pipe: IO[bytes]) -> bytes | None:
+    """One non-blocking read: the bytes, b"" at the end, None when there is nothing yet."""
+    try:
+        return os.read(pipe.fileno(), 64 * 1024)
+    except BlockingIOError:
+        return None
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcile.api.hooks import HookSpec
+from reconcile.secret_values import scrub_cut
 
 #: The most a hook may answer (webhook body or command stdout): far above any real response,
 #: it keeps a broken or hostile hook from filling the run's memory.
@@ -77,17 +78,22 @@ def decode(data: bytes) -> str:
 
 
 def head_excerpt(data: bytes, limit: int = BODY_EXCERPT) -> str:
-    """The start of a body, whitespace collapsed, marked when cut."""
-    text = _WHITESPACE.sub(" ", decode(data[: limit * 4])).strip()
-    if len(text) > limit or len(data) > limit * 4:
+    """The start of a body, whitespace collapsed, marked when cut. Secret values are scrubbed
+    before it is cut, and so is a value the cut splits."""
+    cut = len(data) > limit * 4
+    text = scrub_cut(decode(data[: limit * 4]), cut_end=cut)
+    text = _WHITESPACE.sub(" ", text).strip()
+    if len(text) > limit or cut:
         return text[:limit].rstrip() + "…"
     return text
 
 
-def tail_excerpt(data: bytes, limit: int = STDERR_TAIL) -> str:
-    """The end of an output (stderr), marked when cut."""
-    text = decode(data[-limit * 4 :]).strip()
-    if len(text) > limit or len(data) > limit * 4:
+def tail_excerpt(data: bytes, limit: int = STDERR_TAIL, *, cut_before: bool = False) -> str:
+    """The end of an output (stderr), marked when cut; `cut_before`: `data` is itself only the
+    end of the output. Scrubbed as `head_excerpt` is."""
+    cut = cut_before or len(data) > limit * 4
+    text = scrub_cut(decode(data[-limit * 4 :]), cut_start=cut).strip()
+    if len(text) > limit or cut:
         return "…" + text[-(limit - 1) :]
     return text
 

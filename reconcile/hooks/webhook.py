@@ -16,11 +16,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 
 from reconcile.api.hooks import HookSpec, WebhookSpec
 from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.deadline import CallWatch, CallWatcher, WatchedAdapter
 from reconcile.hooks.errors import (
     BODY_EXCERPT,
     MAX_RESPONSE_BYTES,
@@ -60,7 +60,7 @@ def new_session(pool_size: int = POOL_SIZE) -> requests.Session:
     # The environment's proxies and CA bundle are read once per host (WebhookTransport), not
     # on every call: requests scans the whole environment each time otherwise.
     session.trust_env = False
-    adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
+    adapter = WatchedAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -108,8 +108,10 @@ class WebhookTransport:
         self.cache = EtagCache(clock)
         self._environment: dict[str, dict[str, Any]] = {}
         self._environment_lock = threading.Lock()
+        self._watcher = CallWatcher(self._budget)
 
     def close(self) -> None:
+        self._watcher.close()
         self.session.close()
         self.cache.clear()
 
@@ -117,6 +119,14 @@ class WebhookTransport:
         self._budget.sleep(seconds)
 
     def call(self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any]) -> HookResult:
+        """One call: each attempt bounded as a whole by the hook's timeout and the run's
+        budget (deadline.py), however slowly the server answers."""
+        with self._watcher.watching() as watch:
+            return self._call(hook, spec, request, watch)
+
+    def _call(
+        self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any], watch: CallWatch
+    ) -> HookResult:
         start = self._clock()
         data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -128,9 +138,10 @@ class WebhookTransport:
         attempts = 0
         while True:
             attempts += 1
-            response, timeout = self._post(hook, spec, data, headers)
+            response, timeout = self._post(hook, spec, data, headers, watch)
             if response.status_code != 429 or attempts > self.max_429_retries:
                 break
+            self._watcher.release(watch)
             response.close()  # streamed: give the connection back before waiting
             asked = response.headers.get("Retry-After")
             delay = parse_retry_after(asked)
@@ -163,11 +174,12 @@ class WebhookTransport:
             attempts,
         )
         if status in (304, 412) and entry is not None:
+            self._watcher.release(watch)
             response.close()
             body = parse_object(hook, entry.body, "cached response body")
             return HookResult(body, self._clock() - start, cached=True, attempts=attempts)
         limit = MAX_RESPONSE_BYTES if status == 200 else BODY_EXCERPT * 4
-        content = self._read(hook, response, limit, timeout)
+        content = self._read(hook, response, limit, timeout, watch)
         if status != 200:
             excerpt = head_excerpt(content)
             detail = f"HTTP {status}"
@@ -192,7 +204,12 @@ class WebhookTransport:
         return HookResult(body, self._clock() - start, attempts=attempts)
 
     def _read(
-        self, hook: HookSpec, response: requests.Response, limit: int, timeout: float
+        self,
+        hook: HookSpec,
+        response: requests.Response,
+        limit: int,
+        timeout: float,
+        watch: CallWatch,
     ) -> bytes:
         """The body, streamed: a 200 over MAX_RESPONSE_BYTES fails the call; another status
         keeps only the start (the error's excerpt needs no more)."""
@@ -211,17 +228,36 @@ class WebhookTransport:
                     )
                 break
         except requests.RequestException as exc:
+            if watch.cut:
+                raise self._cut(hook, timeout) from None
             raise self._transport_error(hook, exc, timeout, bounded=True) from None
         finally:
+            self._watcher.release(watch)
             response.close()
+        if watch.cut:  # what was read ended where the socket was cut
+            raise self._cut(hook, timeout)
         return b"".join(chunks)
 
+    def _cut(self, hook: HookSpec, timeout: float) -> Exception:
+        """The call the watcher cut: the run's end, or the hook's own timeout."""
+        if self._budget.expired:
+            return BudgetExhausted(
+                f"{hook.owner}: {hook.name} hook {hook.target}", self._budget.why()
+            )
+        return HookError(hook, "timeout", f"no complete response within the {timeout:g}s timeout")
+
     def _post(
-        self, hook: HookSpec, spec: WebhookSpec, data: bytes, headers: dict[str, str]
+        self,
+        hook: HookSpec,
+        spec: WebhookSpec,
+        data: bytes,
+        headers: dict[str, str],
+        watch: CallWatch,
     ) -> tuple[requests.Response, float]:
         """The response (its body not read yet) and the timeout it was given."""
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
         timeout = self._budget.bound(spec.timeout)
+        self._watcher.start_attempt(watch, timeout)
         try:
             environment = self._environment_for(spec.url)
             response = self.session.post(
@@ -235,8 +271,13 @@ class WebhookTransport:
                 verify=environment["verify"],
             )
         except requests.RequestException as exc:
+            if watch.cut:
+                raise self._cut(hook, timeout) from None
             bounded = timeout < spec.timeout
             raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
+        if watch.cut:
+            response.close()
+            raise self._cut(hook, timeout)
         return response, timeout
 
     def _environment_for(self, url: str) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
-from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.cluster.protocol import Cluster, list_all, with_type
 from reconcile.engine import applyset
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.applyset import ApplySetRef
@@ -77,6 +77,8 @@ class ManifestApplier:
         *,
         prune: bool,
         dry_run: bool,
+        prune_allow_shrink: bool = False,
+        prune_cascade: bool = False,
         budget: Budget,
         page_size: int = 500,
     ) -> None:
@@ -84,6 +86,11 @@ class ManifestApplier:
         self.executor = executor
         self.ref = ref
         self.prune = prune
+        self.prune_allow_shrink = prune_allow_shrink
+        self.prune_cascade = prune_cascade
+        # kinds of members held back from the prune: the parent keeps listing them, so the next
+        # run still finds (and reports) them
+        self.held_back: set[str] = set()
         self.dry_run = dry_run
         self.budget = budget
         self.snapshot = Snapshot(
@@ -118,37 +125,45 @@ class ManifestApplier:
         crds = [obj for _, obj in ordered if _rank(obj) == 0]
         parent_resource = self.cluster.discover("v1", "configmaps")
         parent = self.snapshot.find(parent_resource, self.ref.namespace, self.ref.name)
-        # 1. CRDs, then wait for them: the objects of their kinds need them served
+        problem = applyset.parent_problem(parent, self.ref)
+        if problem is not None:
+            result.errors += [problem, "nothing was applied or pruned"]
+            return
         crd_resource = self.cluster.discover(CRD_API, "customresourcedefinitions")
-        planned: list[tuple[ResourceInfo, Obj]] = [(crd_resource, obj) for obj in crds]
-        members = list(planned)
-        self._parent_first(parent, [obj for _, obj in ordered], result)
-        self._write(planned, result)
-        if crds and not self.dry_run:
-            self._wait_established([name_of(c) for c in crds])
-        # 2. Namespaces and the rest, in file order
+        planned_crds: list[tuple[ResourceInfo, Obj]] = [(crd_resource, obj) for obj in crds]
+        # every object's kind is resolved before anything is written (a kind whose CRD is in
+        # this change is described by that CRD)
         rest: list[tuple[ResourceInfo, Obj]] = []
-        for where, written in ordered:
-            if _rank(written) == 0:
+        for where, manifest in ordered:
+            if _rank(manifest) == 0:
                 continue
-            obj = written
-            resource = self._resource(obj, crds)
+            resource = self._resource(manifest, crds)
             if resource is None:
                 result.errors.append(
-                    f"--manifests {where}: {identity(obj)}: the server has no kind "
-                    f"{obj['kind']} in apiVersion {obj['apiVersion']}"
+                    f"--manifests {where}: {identity(manifest)}: the server has no kind "
+                    f"{manifest['kind']} in apiVersion {manifest['apiVersion']}"
                 )
                 continue
+            obj = manifest
             if resource.namespaced and not metadata(obj).get("namespace"):
                 obj = {**obj, "metadata": {**metadata(obj), "namespace": "default"}}
             rest.append((resource, obj))
-            members.append((resource, obj))
         if result.errors:
-            result.errors.append("nothing more was applied, and nothing pruned")
+            result.errors.append("nothing was applied or pruned")
             return
+        members = planned_crds + rest
+        prunes = self._plan_prune(parent, members, result) if self.prune else []
+        if prunes is None:
+            return  # the prune was refused as a whole: nothing is written
+        # 1. CRDs, then wait for them: the objects of their kinds need them served
+        self._parent_first(parent, [obj for _, obj in ordered], result)
+        self._write(planned_crds, result)
+        if crds and not self.dry_run:
+            self._wait_established([name_of(c) for c in crds])
+        # 2. Namespaces and the rest, in file order
         self._write(rest, result)
-        if self.prune and not any(a.error for a in result.actions):
-            self._prune(parent, members, result)
+        if prunes and not any(a.error for a in result.actions):
+            self.executor.execute(prunes, result.actions)
         self._parent_last(members, result)
 
     def _resource(self, obj: Obj, crds: list[Obj]) -> ResourceInfo | None:
@@ -189,7 +204,7 @@ class ManifestApplier:
             return
         resource = self.cluster.discover("v1", "configmaps")
         current = self.cluster.get(resource, self.ref.name, namespace=self.ref.namespace)
-        kinds = {applyset.group_kind(obj) for _, obj in members}
+        kinds = {applyset.group_kind(obj) for _, obj in members} | self.held_back
         self._write_parent(current, kinds, _namespaces([obj for _, obj in members]), result)
 
     def _write_parent(
@@ -201,9 +216,13 @@ class ManifestApplier:
         if actions:
             self.executor.execute(actions, result.actions)
 
-    def _prune(
+    def _plan_prune(
         self, parent: Obj | None, members: list[tuple[ResourceInfo, Obj]], result: ParentResult
-    ) -> None:
+    ) -> list[Action] | None:
+        """The deletes `--prune` makes, planned before anything is written. A prune that would
+        delete most of the set is refused as a whole (None, and nothing is written); a
+        Namespace or CRD still holding objects outside the set is held back unless
+        `--prune-cascade` (an error naming what it would take)."""
         wanted = {applyset.member_key(obj, r.namespaced) for r, obj in members}
         kinds = applyset.recorded_group_kinds(parent) | {k for k, _, _ in wanted}
         found: list[tuple[ResourceInfo, Obj]] = []
@@ -216,7 +235,67 @@ class ManifestApplier:
                 self.cluster, resource, label_selector=selector, page_size=self.page_size
             ).items
             found += [(resource, obj) for obj in listed]
-        self.executor.execute(applyset.plan_prune(found, wanted, self.ref), result.actions)
+        deletes = applyset.plan_prune(found, wanted, self.ref)
+        shrink = applyset.shrink_problem(applyset.count_members(found, self.ref), len(deletes))
+        if shrink is not None and not self.prune_allow_shrink:
+            result.errors.append(f"{self.ref}: {shrink}")
+            return None
+        pruned = applyset.pruned_keys(deletes)
+        kept: list[Action] = []
+        for action in deletes:
+            if not applyset.holds_objects(action):
+                kept.append(action)
+                continue
+            contents, unlisted = self._contents(action)
+            taken = applyset.cascade(contents, pruned)
+            if not taken and not unlisted:
+                kept.append(action)
+            elif self.prune_cascade:
+                why = f"{action.reason}; deletes with it {applyset.describe_taken(taken)}"
+                kept.append(replace(action, reason=why))
+            else:
+                self.held_back.add(applyset.group_kind(action.target))
+                holds = applyset.describe_taken(taken) if taken else ""
+                if unlisted:
+                    unknown = f"what it holds cannot all be listed ({', '.join(unlisted)})"
+                    holds = f"{holds}, and {unknown}" if holds else unknown
+                result.errors.append(
+                    f"{self.ref}: {identity(action.target)} left the manifests but holds "
+                    f"{holds}: not pruned (--prune-cascade deletes it with them)"
+                )
+        return kept
+
+    def _contents(self, action: Action) -> tuple[list[Obj], list[str]]:
+        """What deleting a Namespace or CRD takes: every object in the namespace (of every
+        kind served that can be listed) or every object of the CRD's kind; and the kinds that
+        could not be listed (then what it holds is not known)."""
+        target = action.target
+        if target.get("kind") == "Namespace":
+            kinds = [
+                r for r in self.cluster.served_resources() if r.namespaced and "list" in r.verbs
+            ]
+            namespace: str | None = name_of(target)
+        else:
+            spec = target.get("spec") or {}
+            names = spec.get("names") or {}
+            try:
+                version = self.cluster.preferred_version(str(spec.get("group") or ""))
+                kinds = [self.cluster.discover(version, str(names.get("plural") or ""))]
+            except NotFound:
+                return [], []  # not served: nothing of its kind to take
+            namespace = None
+        out: list[Obj] = []
+        unlisted: list[str] = []
+        for resource in kinds:
+            try:
+                listed = list_all(
+                    self.cluster, resource, namespace=namespace, page_size=self.page_size
+                )
+            except ApiError as exc:
+                unlisted.append(f"{resource.group_resource}: {exc.status or 'error'}")
+                continue
+            out += [with_type(resource, obj) for obj in listed.items]
+        return out, unlisted
 
     def _resource_of_group_kind(self, group_kind: str) -> ResourceInfo | None:
         kind, _, group = group_kind.partition(".")

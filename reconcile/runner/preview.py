@@ -77,6 +77,11 @@ class PreviewCluster:
                     return info.api_version
             raise
 
+    def served_resources(self) -> list[ResourceInfo]:
+        known = {info.group_resource for info in self.base.served_resources()}
+        new = [info for info in self._new_kinds.values() if info.group_resource not in known]
+        return self.base.served_resources() + new
+
     def list(
         self,
         resource: ResourceInfo,

@@ -94,6 +94,11 @@ class Runner:
         manifests = load_manifests(
             [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
         )
+        if self.settings.prune and not manifests.objects and not manifests.errors:
+            manifests.errors.append(
+                f"--prune: the manifests ({', '.join(self.settings.apply_paths)}) hold no "
+                "objects; a prune would delete every member of the set"
+            )
         if manifests.errors:
             result.load_errors = list(manifests.errors)
             log.error("the manifests cannot be read as given: nothing was changed or pruned")
@@ -219,6 +224,8 @@ class Runner:
             executor,
             ApplySetRef(namespace or "default", name),
             prune=self.settings.prune,
+            prune_allow_shrink=self.settings.prune_allow_shrink,
+            prune_cascade=self.settings.prune_cascade,
             dry_run=self.settings.dry_run,
             budget=self.budget,
             page_size=self.settings.page_size,

@@ -71,16 +71,58 @@ def yaml_documents(
 ) -> list[tuple[Path, int, dict[str, Any]]]:
     """(file, document index, object) for every object in a YAML file, or in the files of a
     directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
-    `kind: List` is flattened. Raises OSError / ValueError (YamlError) naming the file."""
+    `kind: List` is flattened. Raises OSError / ValueError (YamlError) naming the file, and
+    ValueError for a document that is not an object (a scalar, a top-level list), as kubectl
+    refuses it: read as nothing, it would pass as an empty input."""
     out: list[tuple[Path, int, dict[str, Any]]] = []
     for file in manifest_files(path, recursive):
         documents = load_documents(file.read_text(encoding="utf-8"), str(file))
         for index, doc in enumerate(documents):
+            if doc is None:
+                continue  # an empty document (`---` alone, only comments)
             if not isinstance(doc, dict):
+                raise ValueError(
+                    f"{file} (document {index + 1}): a YAML {_yaml_type(doc)}, not an object"
+                )
+            if not _is_list(doc):
+                out.append((file, index, doc))
                 continue
-            items = doc.get("items") if doc.get("kind") == "List" else [doc]
-            out.extend((file, index, item) for item in items or [] if isinstance(item, dict))
+            items = doc.get("items")
+            if items is None:
+                continue  # `items: null` is an empty list, as the API server reads it
+            if not isinstance(items, list):
+                raise ValueError(
+                    f"{file} (document {index + 1}): {doc.get('kind')}.items is a YAML "
+                    f"{_yaml_type(items)}, not a list"
+                )
+            for number, item in enumerate(items, start=1):
+                if not isinstance(item, dict):
+                    raise ValueError(
+                        f"{file} (document {index + 1}, item {number}): a YAML "
+                        f"{_yaml_type(item)}, not an object"
+                    )
+                out.append((file, index, item))
     return out
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    """`kind: List`, or a typed list (`ConfigMapList`) as `kubectl get -o yaml` writes it."""
+    kind = doc.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and "items" in doc
+
+
+def _yaml_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return type(value).__name__
 
 
 def _is_controller(obj: dict[str, Any]) -> bool:

@@ -3,12 +3,14 @@ Prometheus metrics, written for the textfile collector and pushed to a real Push
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +165,48 @@ def test_metrics_are_pushed_to_a_pushgateway(tmp_path: Path, pushgateway: str) -
     )
     assert unreachable.returncode == 1
     assert "could not write the metrics: --metrics-pushgateway" in unreachable.stderr
+
+
+def test_a_run_skipped_because_the_lease_is_held_is_not_a_success(tmp_path: Path) -> None:
+    """A Lease held for ever (a crashed holder with a long duration) skips every run with exit
+    0: the last-success time must stay where the last real run put it, so the alert fires."""
+    inputs = tmp_path / "examples" / "hello"
+    shutil.copytree(HELLO, inputs)
+    shutil.copy(EXAMPLES / "hooklib.py", inputs.parent)  # the example's hooks import it
+    metrics = tmp_path / "reconcile.prom"
+    done = reconcile("--local", str(inputs), "--metrics-file", str(metrics), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (success,) = samples(metrics.read_text())["reconcile_last_success_timestamp_seconds"]
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "reconcile", "namespace": "default"},
+        "spec": {
+            "holderIdentity": "stuck-run",
+            "leaseDurationSeconds": 86400,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    (inputs / "lease.yaml").write_text(json.dumps(lease))
+    for _ in range(2):
+        time.sleep(0.05)
+        skipped = reconcile(
+            "--local",
+            str(inputs),
+            "--lock",
+            "reconcile",
+            "--metrics-file",
+            str(metrics),
+            cwd=tmp_path,
+        )
+        assert skipped.returncode == 0, skipped.stderr
+        found = samples(metrics.read_text())
+        assert found["reconcile_run_skipped"] == [({}, 1.0)]
+        assert found["reconcile_last_success_timestamp_seconds"] == [success]
+    taken = reconcile("--local", str(inputs), "--metrics-file", str(metrics), cwd=tmp_path)
+    assert taken.returncode == 0, taken.stderr
+    found = samples(metrics.read_text())
+    assert found["reconcile_run_skipped"] == [({}, 0.0)]
+    assert found["reconcile_last_success_timestamp_seconds"][0][1] > success[1]

@@ -117,3 +117,85 @@ def test_a_missing_cluster_is_an_error_not_a_crash(runner_temp: Path, tmp_path: 
     )
     assert broken.returncode == 1 and broken.outputs["exit-code"] == "1"
     assert broken.annotations and "Traceback" not in broken.stdout + broken.stderr
+
+
+@pytest.mark.parametrize("value", ["True", "yes", "1", "TRUE", "ture", " true", "on"])
+@pytest.mark.parametrize("flag", ["dry-run", "fail-on-changes"])
+def test_a_boolean_input_other_than_true_or_false_fails_before_anything_runs(
+    runner_temp: Path,
+    kubeconfig: str,
+    hello: str,
+    live_backend: Backend,
+    tmp_path: Path,
+    flag: str,
+    value: str,
+) -> None:
+    mark = live_backend.mark()
+    inputs = {"kubeconfig": kubeconfig, "args": controller_args(), flag: value}
+    refused = run_action(ACTION, inputs, runner_temp, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert refused.annotations == [
+        f"::error title=reconcile::input {flag} must be true or false, not '{value}'"
+    ]
+    assert live_backend.requests_since(mark) == {}
+
+
+@pytest.mark.parametrize(
+    "args", ["--git-ref feat'x", '--controller "unclosed', "--manifests apps \\"]
+)
+def test_arguments_that_do_not_split_fail_instead_of_running_with_none(
+    runner_temp: Path,
+    kubeconfig: str,
+    hello: str,
+    live_backend: Backend,
+    tmp_path: Path,
+    args: str,
+) -> None:
+    mark = live_backend.mark()
+    refused = run_action(
+        ACTION,
+        {"kubeconfig": kubeconfig, "args": f"{controller_args()} {args}"},
+        runner_temp,
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 1 and refused.outputs["exit-code"] == "1"
+    assert len(refused.annotations) == 1
+    assert "input args cannot be split as a shell would" in refused.annotations[0]
+    assert live_backend.requests_since(mark) == {}
+
+
+def test_hooks_never_see_the_kubeconfig_input(
+    runner_temp: Path, kubeconfig: str, live_backend: Backend, tmp_path: Path
+) -> None:
+    """A command hook prints its environment into the object it makes: neither the kubeconfig
+    nor its token is there (the kubeconfig is a file only reconcile reads)."""
+    hook = tmp_path / "env-hook.py"
+    hook.write_text(
+        "import json, os, sys\n"
+        "request = json.load(sys.stdin)\n"
+        "parent = request['parent']\n"
+        "env = json.dumps(dict(os.environ), sort_keys=True)\n"
+        "print(json.dumps({'status': {}, 'children': [{'apiVersion': 'v1', 'kind': 'ConfigMap',"
+        " 'metadata': {'name': parent['metadata']['name'] + '-env', 'namespace':"
+        " parent['metadata']['namespace']}, 'data': {'env': env}}]}))\n"
+    )
+    loaded = load_example(live_backend, "hello-world", "crd.yaml", "hello.yaml")
+    try:
+        controller = yaml.safe_load((EXAMPLES / "hello-world" / "controller.yaml").read_text())
+        controller["spec"]["childResources"] = [{"apiVersion": "v1", "resource": "configmaps"}]
+        controller["spec"]["hooks"]["sync"] = {"command": {"argv": ["python3", str(hook)]}}
+        controllers = tmp_path / "controller.yaml"
+        controllers.write_text(yaml.safe_dump(controller))
+        args = f"--controllers {controllers} --no-cluster-controllers"
+        done = run_action(
+            ACTION, {"kubeconfig": kubeconfig, "args": args}, runner_temp, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        configmaps = live_backend.admin.discover("v1", "configmaps")
+        made = live_backend.admin.get(configmaps, "your-name-env", namespace=loaded.name("hello"))
+        seen = json.loads(made["data"]["env"])
+        assert "KUBECONFIG_CONTENT" not in seen
+        token = json.loads(kubeconfig)["users"][0]["user"]["token"]
+        assert token not in made["data"]["env"]
+    finally:
+        loaded.cleanup()

@@ -30,6 +30,9 @@ class ForwardingCluster:
     def preferred_version(self, group: str) -> str:
         return self.inner.preferred_version(group)
 
+    def served_resources(self) -> list[ResourceInfo]:
+        return self.inner.served_resources()
+
     def list(self, resource: ResourceInfo, **kwargs: Any) -> ObjectList:
         return self.read(lambda: self.inner.list(resource, **kwargs))
 

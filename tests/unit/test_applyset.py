@@ -79,3 +79,73 @@ def test_the_parent_records_kinds_and_namespaces() -> None:
     assert annotations[applyset.NAMESPACES] == "team"
     assert parent["metadata"]["labels"] == {applyset.SET_ID: REF.id}
     assert applyset.recorded_group_kinds(parent) == {"ConfigMap", "Deployment.apps"}
+
+
+def parent(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "reconcile",
+            "namespace": "default",
+            "labels": labels,
+            "annotations": annotations,
+        },
+    }
+
+
+def test_only_our_own_parent_or_none_is_accepted() -> None:
+    ours = applyset.parent_object(REF, {"ConfigMap"}, set())
+    assert applyset.parent_problem(None, REF) is None
+    assert applyset.parent_problem(ours, REF) is None
+    older = parent({applyset.SET_ID: REF.id}, {applyset.TOOLING: "reconcile/v0"})
+    assert applyset.parent_problem(older, REF) is None
+    for labels, notes, says in (
+        ({}, {}, "is not an ApplySet parent"),
+        ({applyset.SET_ID: REF.id}, {applyset.TOOLING: "kubectl/v1.30.0"}, "'kubectl/v1.30.0'"),
+        ({applyset.SET_ID: REF.id}, {}, "is missing"),
+        ({applyset.SET_ID: REF.id}, {applyset.TOOLING: "reconciler/v1"}, "another tool"),
+        ({applyset.SET_ID: "applyset-x-v1"}, {applyset.TOOLING: "reconcile/v1"}, "not this set"),
+    ):
+        problem = applyset.parent_problem(parent(labels, notes), REF)
+        assert problem is not None and says in problem, (labels, notes, problem)
+
+
+def test_a_shrink_is_more_than_half_of_the_members_and_more_than_one_object() -> None:
+    assert applyset.shrink_problem(members=4, deletes=2) is None
+    assert applyset.shrink_problem(members=1, deletes=1) is None
+    assert applyset.shrink_problem(members=0, deletes=0) is None
+    problem = applyset.shrink_problem(members=4, deletes=3)
+    assert problem is not None and "3 of the set's 4" in problem
+    assert applyset.shrink_problem(members=3, deletes=2) is not None
+
+
+def test_a_cascade_counts_what_the_prune_does_not_take_and_the_cluster_did_not_make() -> None:
+    def obj(kind: str, name: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "team"},
+            **extra,
+        }
+
+    owned = obj("Pod", "web-1")
+    owned["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "web", "uid": "u"}]
+    contents = [
+        obj("ConfigMap", "pruned"),
+        obj("ConfigMap", "kube-root-ca.crt"),
+        obj("ServiceAccount", "default"),
+        obj("Secret", "default-token-x", type="kubernetes.io/service-account-token"),
+        obj("Event", "e1"),
+        owned,
+        obj("Secret", "theirs"),
+        obj("ServiceAccount", "builder"),
+    ]
+    taken = applyset.cascade(contents, {("ConfigMap", "team", "pruned")})
+    assert [applyset.group_kind(o) + " " + o["metadata"]["name"] for o in taken] == [
+        "Secret theirs",
+        "ServiceAccount builder",
+    ]
+    assert applyset.describe_taken(taken, shown=1) == (
+        "2 objects outside the set (Secret team/theirs and 1 more)"
+    )

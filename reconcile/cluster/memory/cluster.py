@@ -147,6 +147,10 @@ class MemoryCluster:
         with self._lock:
             return self._registry.preferred_version(group)
 
+    def served_resources(self) -> list[ResourceInfo]:
+        with self._lock:
+            return self._registry.served_resources()
+
     @_counted("list", "200")
     def list(
         self,

@@ -39,6 +39,15 @@ class ResourceRegistry:
             raise NotFound(f"the server could not find the requested resource (group {group!r})")
         return versions[-1]
 
+    def served_resources(self) -> list[ResourceInfo]:
+        """Each resource once, in its group's preferred version."""
+        out = []
+        for _, info in sorted(self._storage.items()):
+            preferred = self.preferred_version(info.group)
+            served = self._served.get(preferred, {}).get(info.resource)
+            out.append(served or info)
+        return out
+
     def served(self, resource: ResourceInfo) -> ResourceInfo:
         """The registered description of a resource a caller names (NotFound when not served,
         e.g. its CRD is gone): the registry, not the caller's copy, is authoritative."""
