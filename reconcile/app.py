@@ -8,6 +8,7 @@ import contextlib
 import logging
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -30,6 +31,10 @@ from reconcile.runner.run import Runner
 from reconcile.runner.summary import log_summary
 
 log = logging.getLogger("reconcile")
+
+#: The last seconds of the budget kept for the report and the metrics (a tenth of a shorter
+#: budget): the work stops that much before `--max-duration`.
+CLOSING_RESERVE = 2.0
 
 
 class ExitCode(IntEnum):
@@ -60,11 +65,12 @@ def exit_code(result: RunResult) -> ExitCode:
 
 def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
     if config.local.enabled:
-        return seeded_cluster(
-            [Path(p) for p in config.local.manifest_paths],
-            recursive=config.reconcile.recursive,
-            kubernetes_version=config.local.kubernetes_version,
-        )
+        with budget.interrupting("reading --local"):
+            return seeded_cluster(
+                [Path(p) for p in config.local.manifest_paths],
+                recursive=config.reconcile.recursive,
+                kubernetes_version=config.local.kubernetes_version,
+            )
     return connect_live(config.connection, budget, config.reconcile.workers)
 
 
@@ -122,7 +128,33 @@ def _os_problem(exc: OSError) -> str:
 
 
 def _inputs(config: RunConfig) -> list[Path]:
-    return [Path(p) for p in (*config.local.manifest_paths, *config.reconcile.controller_paths)]
+    """Every path the run reads: `--output-dir` must not overlap any of them."""
+    return [
+        Path(p)
+        for p in (
+            *config.local.manifest_paths,
+            *config.reconcile.controller_paths,
+            *config.reconcile.apply_paths,
+        )
+    ]
+
+
+def check_metrics_file(path: str | None) -> None:
+    """`--metrics-file` can be written (its directory takes a new file, renamed over it):
+    checked before the run, so that a run never does its work and then loses its metrics."""
+    if not path:
+        return
+    target = Path(path)
+    try:
+        if target.is_dir():
+            raise OutputError(f"--metrics-file {target}: is a directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}."):
+            pass
+    except OSError as exc:
+        raise OutputError(
+            f"--metrics-file {target}: cannot be written: {_os_problem(exc)}"
+        ) from None
 
 
 # -- signals ----------------------------------------------------------------------------------
@@ -159,7 +191,15 @@ def stop_on_signals(budget: Budget) -> Iterator[None]:
 
 
 def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
-    budget = Budget(config.reconcile.max_duration)
+    """The whole job inside the budget and the signal handling, from the git checkout to the
+    last metric: SIGINT / SIGTERM or the budget's end stop any phase, and a report follows."""
+    seconds = config.reconcile.max_duration
+    budget = Budget(seconds, reserve=min(CLOSING_RESERVE, seconds / 10))
+    with stop_on_signals(budget):
+        return _job(config, budget)
+
+
+def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]:
     source: Provenance | None = None
     if config.git.enabled:
         # Imported when used, like the metrics: GitPython and prometheus_client take a
@@ -168,16 +208,20 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
 
         try:
             check_report_files(config.report.targets)
-            config, source = from_git(config)
-        except (OutputError, GitSourceError) as exc:
+            config, source = from_git(config, budget)
+        except (OutputError, GitSourceError, BudgetExhausted) as exc:
             log.error("%s", exc)
             result = RunResult(dry_run=config.reconcile.dry_run, fatal=True)
             result.load_errors.append(str(exc))
+            result.interrupted = budget.interrupted_by
             log_summary(result)
             write_reports(result, config)
-            return result, ExitCode.ERROR
+            code = ExitCode.ERROR
+            write_metrics(result, code, config, budget)
+            return result, code
     try:
         check_report_files(config.report.targets)
+        check_metrics_file(config.metrics.file)
         output = (
             prepare_output_dir(Path(config.local.output_dir), _inputs(config))
             if config.local.output_dir
@@ -186,23 +230,23 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     except (OutputError, OutputDirError) as exc:
         log.error("%s", exc)
         return None, ExitCode.ERROR
-    with stop_on_signals(budget):
-        result, cluster = _run(config, budget)
-        result.source = source
-        log_summary(result)
-        reported = write_reports(result, config)
-        written = _write_output(output, cluster, result, config)
+    result, cluster = _run(config, budget)
+    result.source = source
+    log_summary(result)
+    reported = write_reports(result, config)
+    written = _write_output(output, cluster, result, config)
     code = exit_code(result)
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
-    if not write_metrics(result, code, config):
+    if not write_metrics(result, code, config, budget):
         code = ExitCode.ERROR if code is ExitCode.OK else code
     return result, code
 
 
-def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
+def write_metrics(result: RunResult, code: ExitCode, config: RunConfig, budget: Budget) -> bool:
     """The run's metrics to the Pushgateway and/or the file asked for; False on a failure
-    (logged: the run itself is done)."""
+    (logged: the run itself is done). The push is bounded by the budget's reserve for last
+    words (the metrics of a run that hit its budget matter most)."""
     settings = config.metrics
     if not (settings.pushgateway or settings.file):
         return True
@@ -214,14 +258,14 @@ def write_metrics(result: RunResult, code: ExitCode, config: RunConfig) -> bool:
         if settings.file:
             write_textfile(Path(settings.file), registry)
         if settings.pushgateway:
-            push(settings.pushgateway, registry)
+            push(settings.pushgateway, registry, timeout=budget.closing_remaining())
     except MetricsError as exc:
         log.error("could not write the metrics: %s", exc)
         ok = False
     return ok
 
 
-def from_git(config: RunConfig) -> tuple[RunConfig, Provenance]:
+def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig, Provenance]:
     """Check the repository out and read every input path inside it. Raises GitSourceError."""
     from reconcile.gitsource import GitSourceError, checkout
 

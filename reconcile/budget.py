@@ -9,10 +9,13 @@ the remaining time drops to zero, waits wake up at once, and the run stops at th
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 
 
 class BudgetExhausted(Exception):
@@ -28,12 +31,24 @@ class BudgetExhausted(Exception):
 class Budget:
     """What is left of the run's time, and whether the run was interrupted. Thread-safe."""
 
-    def __init__(self, seconds: float = math.inf, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        seconds: float = math.inf,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        reserve: float = 0.0,
+    ):
+        """`reserve`: the last seconds of the budget, kept for the run's last words (its report
+        and metrics, `closing_remaining`): the work itself ends that much earlier."""
         self.seconds = seconds
         self._clock = clock
-        self._deadline = clock() + seconds
+        self._reserve = reserve
+        self._end = clock() + seconds
+        self._deadline = self._end - reserve
+        self._cancelled_at = math.inf
         self._cancelled = threading.Event()
         self._reason: str | None = None
+        self._interruptible: str | None = None  # the CPU-bound work a signal may stop at once
 
     def remaining(self) -> float:
         """Seconds left; 0 once the budget ended or the run was interrupted."""
@@ -41,15 +56,54 @@ class Budget:
             return 0.0
         return max(0.0, self._deadline - self._clock())
 
+    def closing_remaining(self) -> float:
+        """Seconds left for the run's last words: up to the budget's very end, and after an
+        interruption at most the reserve."""
+        end = min(self._end, self._cancelled_at + self._reserve)
+        return max(0.0, end - self._clock())
+
     @property
     def expired(self) -> bool:
         return self.remaining() <= 0.0
 
     def cancel(self, reason: str) -> None:
-        """Interrupt the run (e.g. `SIGTERM`); the first reason given is kept."""
+        """Interrupt the run (e.g. `SIGTERM`); the first reason given is kept. Called from a
+        signal handler inside `interrupting`, it stops that work at once."""
         if self._reason is None:
             self._reason = reason
+            self._cancelled_at = self._clock()
         self._cancelled.set()
+        what = self._interruptible
+        if what is not None and threading.current_thread() is threading.main_thread():
+            self._interruptible = None
+            raise BudgetExhausted(what, self.why())
+
+    @contextlib.contextmanager
+    def interrupting(self, what: str) -> Iterator[None]:
+        """Work with no point to stop at (parsing a large manifest): stopped from outside when
+        the budget ends (SIGALRM) or a signal cancels it, with BudgetExhausted. Only in the main
+        thread, and only for work that leaves nothing half done (reading, not writing)."""
+        self.check(what)
+        if threading.current_thread() is not threading.main_thread() or math.isinf(
+            self.remaining()
+        ):
+            yield
+            return
+
+        def expire(_signum: int, _frame: FrameType | None) -> None:
+            if self._interruptible is not None:
+                self._interruptible = None
+                raise BudgetExhausted(what, self.why())
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, max(self.remaining(), 0.001))
+        self._interruptible = what
+        try:
+            yield
+        finally:
+            self._interruptible = None
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     @property
     def interrupted_by(self) -> str | None:

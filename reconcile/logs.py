@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from reconcile.config import LogFormat, LoggingSettings
+from reconcile.objects.terminal import printable
 from reconcile.secret_values import scrub
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and is structured data.
@@ -51,7 +52,8 @@ class TextFormatter(logging.Formatter):
             line += " " + " ".join(f"{k}={v}" for k, v in extras.items())
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
-        return scrub(line)
+        # a commit subject or a hook's stderr may carry terminal escapes: shown, not obeyed
+        return printable(scrub(line))
 
 
 def configure_logging(settings: LoggingSettings) -> None:
@@ -61,5 +63,7 @@ def configure_logging(settings: LoggingSettings) -> None:
     root.handlers[:] = [handler]
     root.setLevel(settings.level.value.upper())
     # The HTTP stack is noisy at debug level and could print request bodies: keep it quiet.
+    # Its warnings too (a traceback for headers a cut call left half read): every failure of
+    # a request reaches the run's own log as that request's error.
     for noisy in ("urllib3", "kubernetes"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+        logging.getLogger(noisy).setLevel(logging.ERROR)

@@ -20,14 +20,17 @@ import logging
 import os
 import re
 import socket
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, pushadd_to_gateway
-from prometheus_client.exposition import generate_latest
+from prometheus_client.exposition import basic_auth_handler, default_handler, generate_latest
 
 from reconcile.runner.results import RunResult
-from reconcile.secret_values import scrub
+from reconcile.secret_values import remember_credential, scrub
 
 log = logging.getLogger(__name__)
 
@@ -130,10 +133,57 @@ def write_textfile(path: Path, registry: CollectorRegistry) -> None:
         raise MetricsError(f"--metrics-file {path}: {exc.strerror or exc}") from exc
 
 
-def push(url: str, registry: CollectorRegistry, instance: str | None = None) -> None:
-    """Add the run's metrics to a Pushgateway's group `job=reconcile, instance=...`."""
+def push(
+    url: str, registry: CollectorRegistry, *, timeout: float, instance: str | None = None
+) -> None:
+    """Add the run's metrics to a Pushgateway's group `job=reconcile, instance=...`, within
+    `timeout` seconds in all (however slowly the gateway answers). A user and password in the
+    URL are sent as basic auth, and never shown."""
+    gateway, user, password = _without_userinfo(url)
+    if password:
+        remember_credential(password)
     grouping = {"instance": instance or os.environ.get("POD_NAMESPACE") or socket.gethostname()}
-    try:
-        pushadd_to_gateway(url, job=JOB, registry=registry, grouping_key=grouping, timeout=10)
-    except OSError as exc:
-        raise MetricsError(f"--metrics-pushgateway {url}: {exc}") from exc
+    if timeout <= 0:
+        raise MetricsError(f"--metrics-pushgateway {gateway}: no time left in the run's budget")
+
+    def handler(
+        url: str, method: str, timeout: float | None, headers: list[tuple[str, str]], data: bytes
+    ) -> Callable[[], None]:
+        if user or password:
+            return basic_auth_handler(url, method, timeout, headers, data, user, password)
+        return default_handler(url, method, timeout, headers, data)
+
+    failure: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            pushadd_to_gateway(
+                gateway,
+                job=JOB,
+                registry=registry,
+                grouping_key=grouping,
+                timeout=timeout,
+                handler=handler,
+            )
+        except Exception as exc:  # reported by the caller's thread
+            failure.append(exc)
+
+    # urllib's timeout bounds each socket read: a thread bounds the whole push (a gateway that
+    # trickles its answer is left behind; the process ends right after)
+    sender = threading.Thread(target=send, name="pushgateway", daemon=True)
+    sender.start()
+    sender.join(timeout)
+    if sender.is_alive():
+        raise MetricsError(f"--metrics-pushgateway {gateway}: no answer within {timeout:.1f}s")
+    if failure:
+        raise MetricsError(f"--metrics-pushgateway {gateway}: {scrub(str(failure[0]))}")
+
+
+def _without_userinfo(url: str) -> tuple[str, str, str]:
+    """(the URL without user and password, the user, the password)."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if "@" not in parts.netloc:
+        return url, "", ""
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password)

@@ -109,6 +109,19 @@ def metadata_problems(obj: dict[str, Any], where: str) -> list[str]:
     return problems
 
 
+#: The most all of an object's annotations may hold, keys and values (apimachinery's
+#: TotalAnnotationSizeLimitB).
+ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def annotations_size(annotations: dict[Any, Any]) -> int:
+    """The size the API server counts against ANNOTATIONS_LIMIT: bytes of keys and values."""
+    return sum(
+        len(str(k).encode()) + len(v.encode() if isinstance(v, str) else b"")
+        for k, v in annotations.items()
+    )
+
+
 def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
     """The problems of a labels (keys and values) or annotations (keys) map, as the API server
     finds them; a null value (a key to delete) is fine."""
@@ -128,6 +141,8 @@ def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
             problem = label_value_problem(item)
         if problem:
             problems.append(f"{where}[{_show(key)}]: {problem}")
+    if not labels and annotations_size(value) > ANNOTATIONS_LIMIT:
+        problems.append(f"{where}: Too long: must have at most {ANNOTATIONS_LIMIT} bytes")
     return problems
 
 

@@ -132,11 +132,21 @@ _ESCAPED_ENTRY = re.compile(r'(\\+"[^"\\]*\\+"\s*:\s*)(\\+")(?:.*?\2(?=\s*[,}]|\
 _DECODER_CONTEXT = re.compile(r"\.\.\.\|.*?\|\.\.\.", re.DOTALL)
 
 
+# A password in a URL's userinfo (`https://user:password@host`, any scheme): the user stays.
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]*):[^\s/?#@]*@")
+# A user alone in an HTTP(S) URL is a token (`https://TOKEN@github.com/...`).
+_URL_TOKEN = re.compile(r"(\bhttps?://)[^\s/?#@:]+@", re.IGNORECASE)
+
+
 def redact_text(text: str) -> str:
     """`text` with the values of every `data` / `stringData` map written in it as JSON replaced
     by `<redacted>`: for excerpts of hook output, webhook bodies and API errors, whose objects
     cannot be parsed (they are cut, or not quite JSON). ConfigMap data written the same way is
-    redacted too: a free-text excerpt cannot tell them apart, so it errs on the safe side."""
+    redacted too: a free-text excerpt cannot tell them apart, so it errs on the safe side. And
+    the password of every URL written in it (a webhook's, a Pushgateway's, a repository's)."""
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
+        text = _URL_TOKEN.sub(rf"\1{REDACTED}@", text)
     if "...|" in text:
         text = _DECODER_CONTEXT.sub(f"...|{REDACTED}|...", text)
     if "ata" not in text:  # fast path: neither "data" nor "stringData" appears

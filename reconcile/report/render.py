@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from reconcile.engine.changes import FieldChange
+from reconcile.objects.terminal import printable
 from reconcile.report.json_report import report_dict
 from reconcile.report.markdown import render_markdown
 from reconcile.report.text import render_text
@@ -49,8 +50,12 @@ def scrubbed(result: RunResult) -> RunResult:
     """A copy of `result` whose free text (errors, waits, hook errors) has every Secret value
     scrubbed: excerpts of hook output and API errors may quote them. Objects are redacted by
     the diff itself, structurally."""
+    source = result.source
+    if source is not None:
+        source = replace(source, subject=printable(source.subject), ref=printable(source.ref))
     return replace(
         result,
+        source=source,
         load_errors=_texts(result.load_errors),
         due_next_run=_texts(result.due_next_run),
         warnings=_texts(result.warnings),
@@ -60,7 +65,12 @@ def scrubbed(result: RunResult) -> RunResult:
 
 
 def _texts(texts: list[str]) -> list[str]:
-    return [scrub(t) for t in texts]
+    return [_text(t) for t in texts]
+
+
+def _text(text: str) -> str:
+    """Scrubbed, and safe for a terminal (free text may carry escape sequences)."""
+    return printable(scrub(text))
 
 
 def _divergence(stuck: NotConverging) -> NotConverging:
@@ -73,7 +83,7 @@ def _divergence(stuck: NotConverging) -> NotConverging:
 
 def _scrub_value(value: Any) -> Any:
     if isinstance(value, str):
-        return scrub(value)
+        return _text(value)
     if isinstance(value, dict):
         return {k: _scrub_value(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -94,22 +104,26 @@ def _controller(controller: ControllerResult) -> ControllerResult:
 
 
 def _parent(parent: ParentResult) -> ParentResult:
+    hooks = [_hook(h) for h in parent.hooks]  # a webhook's URL may carry a password
     if not (parent.errors or parent.waits or any(h.error for h in parent.hooks)) and not any(
         a.error for a in parent.actions
     ):
-        return parent
+        return replace(parent, hooks=hooks) if hooks != parent.hooks else parent
     return replace(
         parent,
         errors=_texts(parent.errors),
         waits=_texts(parent.waits),
-        hooks=[_hook(h) for h in parent.hooks],
+        hooks=hooks,
         actions=[_action(a) for a in parent.actions],
     )
 
 
 def _hook(hook: HookCall) -> HookCall:
-    return replace(hook, error=scrub(hook.error)) if hook.error else hook
+    target = _text(hook.target)
+    if target == hook.target and not hook.error:
+        return hook
+    return replace(hook, target=target, error=_text(hook.error) if hook.error else hook.error)
 
 
 def _action(action: ActionResult) -> ActionResult:
-    return replace(action, error=scrub(action.error)) if action.error else action
+    return replace(action, error=_text(action.error)) if action.error else action

@@ -17,6 +17,7 @@ from reconcile.engine import applyset
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.objects.meta import Obj, identity, metadata, name_of
+from reconcile.objects.names import metadata_problems
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.execute import Executor
 from reconcile.runner.results import ControllerResult, ParentResult
@@ -54,8 +55,25 @@ def load_manifests(paths: list[Path], *, recursive: bool = False) -> LoadedManif
             if missing:
                 loaded.errors.append(f"--manifests {where}: missing {', '.join(missing)}")
                 continue
+            # what the API server would refuse is found before anything is written (a dry
+            # run fails where the run would)
+            loaded.errors += [f"--manifests {p}" for p in metadata_problems(obj, where)]
             loaded.objects.append((where, obj))
     return loaded
+
+
+def duplicates(objects: list[tuple[str, ResourceInfo, Obj]]) -> list[str]:
+    """Objects defined more than once (after namespaces are defaulted), naming every place:
+    applied once, the second would fail with AlreadyExists or silently win."""
+    places: dict[tuple[str, str, str], list[str]] = {}
+    for where, resource, obj in objects:
+        places.setdefault(applyset.member_key(obj, resource.namespaced), []).append(where)
+    return [
+        f"--manifests: {kind} {namespace + '/' if namespace else ''}{name} is defined more than "
+        f"once ({', '.join(found)})"
+        for (kind, namespace, name), found in places.items()
+        if len(found) > 1
+    ]
 
 
 def _rank(obj: Obj) -> int:
@@ -134,6 +152,9 @@ class ManifestApplier:
         # every object's kind is resolved before anything is written (a kind whose CRD is in
         # this change is described by that CRD)
         rest: list[tuple[ResourceInfo, Obj]] = []
+        placed: list[tuple[str, ResourceInfo, Obj]] = [
+            (where, crd_resource, obj) for where, obj in ordered if _rank(obj) == 0
+        ]
         for where, manifest in ordered:
             if _rank(manifest) == 0:
                 continue
@@ -148,6 +169,8 @@ class ManifestApplier:
             if resource.namespaced and not metadata(obj).get("namespace"):
                 obj = {**obj, "metadata": {**metadata(obj), "namespace": "default"}}
             rest.append((resource, obj))
+            placed.append((where, resource, obj))
+        result.errors += duplicates(placed)
         if result.errors:
             result.errors.append("nothing was applied or pruned")
             return

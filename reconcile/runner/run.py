@@ -80,6 +80,7 @@ class Runner:
             only=self.settings.only_controllers,
             recursive=self.settings.recursive,
             target_selector=self.settings.target_label_selector,
+            budget=self.budget,
         )
 
     def run(self) -> RunResult:
@@ -91,9 +92,14 @@ class Runner:
             result.shard = str(self.settings.shard)
         if self.settings.server_side_apply:
             result.apply_strategy = "server-side"
-        manifests = load_manifests(
-            [Path(p) for p in self.settings.apply_paths], recursive=self.settings.recursive
-        )
+        try:
+            with self.budget.interrupting("reading --manifests"):
+                manifests = load_manifests(
+                    [Path(p) for p in self.settings.apply_paths],
+                    recursive=self.settings.recursive,
+                )
+        except BudgetExhausted as exc:
+            return self._stopped(result, started, str(exc))
         if self.settings.prune and not manifests.objects and not manifests.errors:
             manifests.errors.append(
                 f"--prune: the manifests ({', '.join(self.settings.apply_paths)}) hold no "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from reconcile.api.decorator import DecoratorController, parse_decorator_control
 from reconcile.api.errors import SpecError
 from reconcile.api.map_controller import KIND as MAP_KIND
 from reconcile.api.map_controller import MapController, parse_map_controller
+from reconcile.budget import Budget
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
@@ -250,6 +252,7 @@ def load_controllers(
     only: frozenset[str] = frozenset(),
     recursive: bool = False,
     target_selector: str | None = None,
+    budget: Budget | None = None,
 ) -> LoadedControllers:
     """Controllers by precedence: `--controllers` files, then `--local` manifests, then the
     cluster's objects; a name found in a higher source replaces the lower ones (to preview a
@@ -263,7 +266,9 @@ def load_controllers(
         layers.append(("the cluster", cluster_source))
     for what, source_paths in (("--local", manifest_paths or []), ("--controllers", paths)):
         file_source = LoadedControllers(only=only, target=target)
-        load_from_files(source_paths, file_source, recursive=recursive, option=what)
+        # reading files has no point to stop at: the budget and signals stop it from outside
+        with budget.interrupting(f"reading {what}") if budget else contextlib.nullcontext():
+            load_from_files(source_paths, file_source, recursive=recursive, option=what)
         layers.append((what, file_source))
     controllers: list[CompositeController] = []
     decorators: list[DecoratorController] = []

@@ -177,6 +177,29 @@ REFUSED = [
         ["cannot be handled as a Deployment", "2147483648"],
         id="replicas-overflow",
     ),
+    pytest.param(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "big", "annotations": {"a": "x" * (256 * 1024)}},
+        },
+        Invalid,
+        ["metadata.annotations: Too long: must have at most 262144 bytes"],
+        id="annotations-over-256KiB",
+    ),
+    pytest.param(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "big",
+                "annotations": {f"k{i}": "x" * (32 * 1024) for i in range(8)},
+            },
+        },
+        Invalid,
+        ["metadata.annotations: Too long"],
+        id="annotations-over-256KiB-together",
+    ),
 ]
 
 

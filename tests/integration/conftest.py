@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from reconcile.cluster.types import ResourceInfo
 from tests.support.backends import Backend
+from tests.support.vault import Vault, vault_scenario
 
 
 @pytest.fixture
@@ -17,3 +21,14 @@ def widgets(backend: Backend) -> ResourceInfo:
 @pytest.fixture
 def cms(backend: Backend) -> ResourceInfo:
     return backend.admin.discover("v1", "configmaps")
+
+
+@pytest.fixture(params=["memory", pytest.param("live", marks=pytest.mark.controlplane)])
+def vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Vault]:
+    """The Vault scenario (tests/support/vault.py) through the real command: `--local` or the
+    real API server."""
+    backend: Backend | None = None
+    if request.param == "live":
+        backend = request.getfixturevalue("live_backend")
+    with vault_scenario(tmp_path, backend) as scenario:
+        yield scenario

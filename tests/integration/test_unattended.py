@@ -8,28 +8,17 @@ import base64
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from reconcile.cluster.errors import NotFound
-from tests.support.backends import Backend
 from tests.support.poll import eventually
 from tests.support.vault import Vault, vault_scenario
 
 SECRET = "pl4nted-S3CRET-marker-7f3a"
 SECRET_FORMS = (SECRET, base64.b64encode(SECRET.encode()).decode())
-
-
-@pytest.fixture(params=["memory", pytest.param("live", marks=pytest.mark.controlplane)])
-def vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Vault]:
-    backend: Backend | None = None
-    if request.param == "live":
-        backend = request.getfixturevalue("live_backend")
-    with vault_scenario(tmp_path, backend) as scenario:
-        yield scenario
 
 
 def assert_no_secret(text: str, where: str) -> None:

@@ -22,6 +22,7 @@ class HookServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.handler = handler
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self._lock = threading.Lock()
 
     @property
@@ -39,6 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         self.server.record(request)
+        self.server.authorizations.append(self.headers.get("Authorization"))
         answer = self.server.handler(request)
         status, body = (200, answer) if isinstance(answer, dict) else answer
         data = body if isinstance(body, bytes) else json.dumps(body).encode()

@@ -7,6 +7,11 @@ A Vault parent's `spec` says what the sync hook does:
     behaviour: stderr        # the ok response on stdout, the secret on stderr, then exit 3
     behaviour: bad-base64    # a Secret whose `data` value is not base64 (the API server refuses)
     behaviour: sleep         # sleep `spec.seconds`, then ok
+    behaviour: detach        # start a process in its own session that keeps stdout and stderr
+                             # open for `spec.seconds`, then answer ok and exit
+    behaviour: detach-hang   # the same, and then hang (sleep `spec.seconds`) itself
+    behaviour: long-stderr   # exit 3 after `spec.noise` bytes of stderr, the secret placed
+                             # where the kept tail begins (split by the cut), then a last line
     marker: DIR              # if set, touch DIR/<parent name> when called (tests wait on it)
 
 Standard library only: it runs as `python3 vault_hook.py` from a controller file.
@@ -15,6 +20,7 @@ Standard library only: it runs as `python3 vault_hook.py` from a controller file
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,6 +64,19 @@ def main() -> int:
     elif behaviour == "stderr":
         json.dump(response, sys.stdout)
         sys.stderr.write(f"connecting to the vault with password={secret}\n")
+        return 3
+    elif behaviour in ("detach", "detach-hang"):
+        # the child inherits stdout and stderr, leaves the hook's process group, and outlives it
+        subprocess.Popen(
+            ["sleep", str(spec.get("seconds", 300))], start_new_session=True, close_fds=False
+        )
+        if behaviour == "detach-hang":
+            time.sleep(float(spec.get("seconds", 300)))
+    elif behaviour == "long-stderr":
+        json.dump(response, sys.stdout)
+        noise = int(spec.get("noise", 4000))
+        before = "x" * (noise - len(secret) // 2)
+        sys.stderr.write(f"{before}{secret}" + "y" * 10 + "\nfatal: the vault is sealed\n")
         return 3
     elif behaviour == "bad-base64":
         secret_child = response["children"][0]

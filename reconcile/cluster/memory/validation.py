@@ -14,6 +14,7 @@ from typing import Any
 from reconcile.cluster.errors import BadRequest, Invalid
 from reconcile.cluster.memory import builtin
 from reconcile.cluster.types import Obj, ResourceInfo
+from reconcile.objects.names import ANNOTATIONS_LIMIT, annotations_size
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
@@ -252,11 +253,18 @@ def metadata_errors(meta: dict[str, Any]) -> list[FieldError]:
         if not _LABEL_VALUE_RE.match(value):
             value_problems.append(_LABEL_VALUE_MSG)
         errors += [invalid_value("metadata.labels", value, e) for e in value_problems]
-    for key in _string_map(meta, "annotations"):
+    annotations = _string_map(meta, "annotations")
+    for key in annotations:
         errors += [
             invalid_value("metadata.annotations", key, e)
             for e in qualified_name_errors(key.lower())
         ]
+    if annotations_size(annotations) > ANNOTATIONS_LIMIT:
+        errors.append(
+            FieldError(
+                "metadata.annotations", "Too long", f"must have at most {ANNOTATIONS_LIMIT} bytes"
+            )
+        )
     finalizers = meta.get("finalizers")
     if finalizers is not None:
         if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
