@@ -90,7 +90,7 @@ def test_a_signal_cuts_a_trickling_webhook_and_leaves_the_report(
 def test_a_command_hook_whose_child_keeps_the_output_open_does_not_hold_the_run(
     vault: Vault,
 ) -> None:
-    vault.parent("daemon", "detach", seconds=300, secret="a-secret-value")
+    vault.parent("daemon", "detach", seconds=60, secret="a-secret-value")
     vault.write()
     started = time.monotonic()
     done = vault.run("--max-duration", "60s", *report_file(vault), timeout=90)
@@ -110,7 +110,7 @@ def test_a_command_hook_whose_child_keeps_the_output_open_does_not_hold_the_run(
 
 
 def test_a_hanging_command_hook_with_a_detached_child_ends_at_the_budget(vault: Vault) -> None:
-    vault.parent("stuck", "detach-hang", seconds=300)
+    vault.parent("stuck", "detach-hang", seconds=60)
     vault.write()
     started = time.monotonic()
     done = vault.run("--max-duration", "3s", *report_file(vault), timeout=60)
@@ -121,7 +121,7 @@ def test_a_hanging_command_hook_with_a_detached_child_ends_at_the_budget(vault: 
 
 
 def test_sigterm_stops_a_command_hook_with_a_detached_child(vault: Vault) -> None:
-    vault.parent("stuck", "detach-hang", seconds=300)
+    vault.parent("stuck", "detach-hang", seconds=60)
     vault.write()
     process = vault.start("--max-duration", "300s", *report_file(vault))
     eventually((vault.markers / "stuck").exists, what="the hook to start", timeout=60)
