@@ -26,7 +26,8 @@ class HookError(Exception):
     """A failed hook call.
 
     `reason` is a short machine word: 'timeout', 'http-status', 'bad-json', 'connection',
-    'exit-status', 'not-an-object', 'spawn' or 'too-large' (output over MAX_RESPONSE_BYTES).
+    'exit-status', 'not-an-object', 'spawn', 'too-large' (output over MAX_RESPONSE_BYTES, or
+    holding more values than objects/bounds.py allows) or 'too-deep' (nested too deeply).
     `message` names the controller, the hook and its
     target. `status` is the HTTP status or the exit code (None when there is none). `excerpt`
     is an excerpt of the response body or the tail of stderr ("" when there is none), at most
@@ -73,11 +74,11 @@ class HookResult:
     attempts: int = 1
 
 
-def decode(data: bytes) -> str:
+def decode(data: bytes | bytearray) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def head_excerpt(data: bytes, limit: int = BODY_EXCERPT) -> str:
+def head_excerpt(data: bytes | bytearray, limit: int = BODY_EXCERPT) -> str:
     """The start of a body, whitespace collapsed, marked when cut. Secret values are scrubbed
     before it is cut, and so is a value the cut splits."""
     cut = len(data) > limit * 4

@@ -7,15 +7,21 @@ from typing import Any
 
 from reconcile.api.hooks import HookSpec
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
+from reconcile.objects.bounds import depth_problem, value_count_problem
 from reconcile.secret_values import remember_secrets
 
 #: How many starts of a JSON object a broken output is searched for, to learn its Secrets.
 _SALVAGE_TRIES = 20
 
 
-def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
+def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str, Any]:
     """`data` as a JSON object, or HookError 'bad-json' / 'not-an-object'. `what` names the
-    output in messages ("response body", "stdout")."""
+    output in messages ("response body", "stdout"). Bounded (objects/bounds.py): an answer
+    that would build too much is refused before it is decoded ('too-large'), one nested too
+    deep after ('too-deep')."""
+    too_many = value_count_problem(data)
+    if too_many is not None:
+        raise HookError(hook, "too-large", f"{what} holds {too_many}; not decoded")
     try:
         value = json.loads(data, parse_constant=_not_json)
     except (ValueError, RecursionError) as exc:
@@ -35,6 +41,9 @@ def parse_object(hook: HookSpec, data: bytes, what: str) -> dict[str, Any]:
             excerpt=head_excerpt(data),
         )
     remember_secrets(value)
+    too_deep = depth_problem(value)
+    if too_deep is not None:
+        raise HookError(hook, "too-deep", f"{what} is {too_deep}")
     return value
 
 
@@ -43,7 +52,7 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def remember_secrets_in(data: bytes) -> None:
+def remember_secrets_in(data: bytes | bytearray) -> None:
     """Output that is almost JSON (a response, then a debug line) still carries its Secrets'
     values into the error's excerpt: decode the JSON objects it starts with, or that start a
     line, and remember their Secrets so that the excerpt is scrubbed wherever it goes."""
@@ -66,7 +75,7 @@ def _json_problem(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8"
     if isinstance(exc, RecursionError):
-        return "nested too deeply"
+        return "nested too deeply"  # far deeper than MAX_DEPTH: the decoder itself gave up
     return str(exc)
 
 

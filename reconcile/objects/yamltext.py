@@ -34,6 +34,8 @@ from typing import Any
 
 import yaml
 
+from reconcile.objects.bounds import MAX_DEPTH, depth_problem
+
 try:
     from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
@@ -185,20 +187,32 @@ def load_documents(text: str, source: str) -> list[Any]:
     """Every document of a YAML text (None for an empty one). Raises YamlError naming `source`
     (and the document, for one that is unsafe to expand)."""
     loader = _Loader(_NamedText(text, source))
-    # Aliases need anchors, written with `&`: a text without one cannot expand.
-    may_alias = "&" in text
+    # Aliases need anchors, written with `&`: a text without one cannot expand; nor can it build
+    # more values than it has marks of structure (each needs a line, `,`, `:`, `[` or `{`).
+    measure = "&" in text or _structure_marks(text) >= MAX_EXPANDED_VALUES
     documents: list[Any] = []
     try:
         while loader.check_node():
             node = loader.get_node()
-            if may_alias and node is not None:
-                _check_expansion(node, source, len(documents) + 1)
-            documents.append(loader.construct_document(node))
+            number = len(documents) + 1
+            if measure and node is not None:
+                _check_expansion(node, source, number)
+            document = loader.construct_document(node)
+            too_deep = depth_problem(document)
+            if too_deep is not None:
+                raise YamlError(source, f"document {number} is {too_deep}")
+            documents.append(document)
     except yaml.YAMLError as exc:
         raise YamlError(source, f"invalid YAML: {_describe(exc)}") from None
+    except RecursionError:
+        raise YamlError(source, f"nested deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
     return documents
+
+
+def _structure_marks(text: str) -> int:
+    return sum(text.count(mark) for mark in ("\n", ",", ":", "[", "{"))
 
 
 def _describe(exc: yaml.YAMLError) -> str:

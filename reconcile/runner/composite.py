@@ -200,6 +200,8 @@ class CompositeRunner(ControllerPass):
             return result
         except (HookError, ResponseError, PlanError, ApiError) as exc:
             self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
+        except RecursionError:  # input nested deeper than some step can follow: its parent's
+            self.executor.sync_failed(parent, result, "an object nested too deeply to process")
         if result.rollout is not None and result.rollout.moved:
             self.executor.record_event(
                 parent, "RolloutStep", result.rollout.describe(), normal=True

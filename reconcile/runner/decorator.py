@@ -129,6 +129,8 @@ class DecoratorRunner(ControllerPass):
             return result
         except (HookError, ResponseError, ApiError) as exc:
             self.executor.sync_failed(target, result, str(exc), transient=is_transient(exc))
+        except RecursionError:  # input nested deeper than some step can follow: its parent's
+            self.executor.sync_failed(target, result, "an object nested too deeply to process")
             return result
         self.executor.record_outcome(target, result)
         return result

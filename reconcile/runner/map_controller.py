@@ -159,6 +159,8 @@ class _ParentSync:
             return result
         except (SelectorProblem, ResponseError, ApiError) as exc:
             self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
+        except RecursionError:  # input nested deeper than some step can follow: its parent's
+            self.executor.sync_failed(parent, result, "an object nested too deeply to process")
             return result
         self.executor.record_outcome(parent, result)
         return result

@@ -8,7 +8,6 @@ place (`reconcile.runner.output_dir` writes them: the object store of `reconcile
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from reconcile.cluster.memory.cluster import MemoryCluster
 from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
+from reconcile.objects.bounds import loads_bounded
 from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
 from reconcile.objects.yamltext import YamlError, load_documents, needs_quotes
 
@@ -122,7 +122,7 @@ def _read_documents(
     try:
         text = file.read_text(encoding="utf-8")
         if file.suffix == ".json":
-            loaded: list[Any] = [json.loads(text)] if text.strip() else []
+            loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
         else:
             loaded = load_documents(text, label)
     except YamlError as e:

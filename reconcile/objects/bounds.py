@@ -1,0 +1,92 @@
+"""Bounds on what an input may build once decoded, checked on every input path (a hook's answer,
+a manifest, a controller file), per object, with an error naming where.
+
+- Depth: MAX_DEPTH levels of objects and arrays. Real objects stay far below (a Pod ~10, the
+  deepest CRD schemas ~40); deeper input would exhaust the recursion of whatever processes it
+  later (deep copies, diffs, redaction) and fail the whole run instead of its one input.
+- Values: MAX_VALUES scalars, objects and arrays in one JSON document. Bytes are capped
+  elsewhere (16 MiB for a hook's answer), but 16 MiB of `{},` decodes to 5.6 million dicts
+  (~490 MiB): counted before decoding, the answer is refused without being built. A real answer
+  of a few thousand children holds some hundred thousand values.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 100
+MAX_VALUES = 500_000
+
+# A JSON string, escapes included: what must be skipped when counting structure.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+class BoundError(ValueError):
+    """An input beyond a bound; the message says which and where."""
+
+
+def value_count_problem(data: bytes | bytearray, limit: int = MAX_VALUES) -> str | None:
+    """Whether the JSON text `data` may hold more than `limit` values, found without decoding
+    it: every value but the first follows a `[`, `,` or `:`. Counted over the whole text first
+    (fast); only a text over the limit is counted again, without the marks inside its strings,
+    string by string (slower, about a second for 16 MiB of short strings, but no copy: a
+    substitution would build millions of pieces)."""
+    marks = _structure_marks(data)
+    if marks < limit:
+        return None
+    for string in _JSON_STRING.finditer(data):
+        marks -= _structure_marks(string.group())
+        if marks < limit:
+            return None
+    return f"more than {limit} values (objects, arrays and scalars)"
+
+
+def _structure_marks(data: bytes | bytearray) -> int:
+    return data.count(b"[") + data.count(b",") + data.count(b":")
+
+
+def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Where `value` (decoded JSON or YAML) nests deeper than `limit` objects and arrays, as a
+    path (`status.a.a[0]...`); None when it does not. Iterative: deep input cannot exhaust the
+    recursion here."""
+    stack: list[tuple[Any, int, tuple[str, ...]]] = [(value, 0, ())]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, dict):
+            children: Any = ((f".{k}" if path else str(k), v) for k, v in item.items())
+        elif isinstance(item, list):
+            children = ((f"[{i}]", v) for i, v in enumerate(item))
+        else:
+            continue
+        if depth >= limit:
+            return f"nested deeper than {limit} levels (at {_shown(path)})"
+        for step, child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, (*path, step)))
+    return None
+
+
+def _shown(path: tuple[str, ...]) -> str:
+    if len(path) <= 8:
+        return "".join(path) or "the top"
+    return "".join(path[:6]) + "..." + "".join(path[-2:])
+
+
+def loads_bounded(data: bytes | str, parse_constant: Any = None) -> Any:
+    """`json.loads` within the bounds: BoundError (a ValueError) beyond them."""
+    raw = data.encode() if isinstance(data, str) else data
+    problem = value_count_problem(raw)
+    if problem is not None:
+        raise BoundError(problem)
+    try:
+        value = json.loads(raw, parse_constant=parse_constant)
+    except RecursionError:
+        raise BoundError(f"nested deeper than {MAX_DEPTH} levels") from None
+    problem = depth_problem(value)
+    if problem is not None:
+        raise BoundError(problem)
+    return value

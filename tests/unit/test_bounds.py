@@ -1,0 +1,62 @@
+"""Bounds on decoded input, pure: values counted before decoding, depth found iteratively."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reconcile.objects.bounds import (
+    MAX_DEPTH,
+    BoundError,
+    depth_problem,
+    loads_bounded,
+    value_count_problem,
+)
+
+
+def nested(depth: int) -> object:
+    """`depth` levels of objects and arrays, alternating, around a string."""
+    value: object = "leaf"
+    for level in range(depth):
+        value = [value] if level % 2 else {"a": value}
+    return value
+
+
+def test_real_sized_answers_pass_the_value_count() -> None:
+    children = [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}} for i in range(5000)
+    ]
+    assert value_count_problem(json.dumps({"children": children}).encode()) is None
+
+
+def test_a_flood_of_empty_values_is_refused_before_decoding() -> None:
+    for item in (b"{}", b"[]", b"0", b'"ab"', b"null"):
+        data = b'{"children":[' + b",".join([item] * 600_000) + b"]}"
+        problem = value_count_problem(data)
+        assert problem is not None and "more than 500000 values" in problem
+
+
+def test_marks_inside_strings_do_not_count() -> None:
+    text = json.dumps({"data": {"csv": ",:[" * 400_000}}).encode()
+    assert value_count_problem(text) is None
+
+
+@pytest.mark.parametrize("depth", [0, 1, MAX_DEPTH - 1, MAX_DEPTH])
+def test_depth_within_the_bound_passes(depth: int) -> None:
+    assert depth_problem(nested(depth)) is None
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 600, 50_000])
+def test_depth_beyond_the_bound_names_where(depth: int) -> None:
+    problem = depth_problem({"status": nested(depth - 1)})
+    assert problem is not None
+    assert problem.startswith(f"nested deeper than {MAX_DEPTH} levels (at status")
+
+
+def test_loads_bounded_refuses_what_json_would_recurse_on() -> None:
+    with pytest.raises(BoundError, match="nested deeper than"):
+        loads_bounded("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(BoundError, match="nested deeper than"):
+        loads_bounded(json.dumps(nested(300)))
+    assert loads_bounded('{"a": [1, 2]}') == {"a": [1, 2]}
