@@ -4,6 +4,7 @@ The CLI parses options into a RunConfig and calls `main_job`; nothing here parse
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import signal
@@ -202,7 +203,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
 def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]:
     source: Provenance | None = None
     if config.git.enabled:
-        # Imported when used, like the metrics: GitPython and prometheus_client take a
+        # Imported when used, like the metrics: they take a
         # noticeable part of every run's start-up.
         from reconcile.gitsource import GitSourceError
 
@@ -216,7 +217,7 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
             result.interrupted = budget.interrupted_by
             log_summary(result)
             write_reports(result, config)
-            code = ExitCode.ERROR
+            code = exit_code(result)
             write_metrics(result, code, config, budget)
             return result, code
     try:
@@ -266,13 +267,15 @@ def write_metrics(result: RunResult, code: ExitCode, config: RunConfig, budget: 
 
 
 def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig, Provenance]:
-    """Check the repository out and read every input path inside it. Raises GitSourceError."""
+    """Check the repository out (within the budget) and read every input path inside it; the
+    checked-out tree is removed when the process ends. Raises GitSourceError."""
     from reconcile.gitsource import GitSourceError, checkout
 
     git = config.git
     assert git.url is not None
     cache = Path(git.cache_dir) if git.cache_dir else None
-    checked_out = checkout(git.url, git.ref, cache)
+    checked_out = checkout(git.url, git.ref, cache, budget=budget)
+    atexit.register(checked_out.cleanup)
     log.info(
         "git: %s at %s is commit %s (%s)",
         checked_out.url,
@@ -291,6 +294,16 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
                     f"{option} {path}: with --git, paths are read inside the repository; "
                     "give a path relative to its root"
                 )
+            read = full.relative_to(root.resolve()).as_posix()
+            for skipped, why in sorted(checked_out.unreadable.items()):
+                if (
+                    read in (".", skipped)
+                    or skipped.startswith(f"{read}/")
+                    or (read.startswith(f"{skipped}/"))
+                ):
+                    raise GitSourceError(
+                        f"{option} {path}: {skipped} in the repository is {why}; not read"
+                    )
             found.append(str(full))
         return tuple(found)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -82,9 +83,22 @@ def remote(url: str, environ: Mapping[str, str] | None = None) -> Remote:
     return Remote(plain, env)
 
 
+_SCP_LIKE = re.compile(r"^(?P<userinfo>[^@/]+)@(?P<host>[^:/]+):(?P<path>.*)$")
+
+
 def _split_userinfo(url: str) -> tuple[str, str, str]:
-    """(url without userinfo, user, password) for URLs with a scheme; others as given."""
+    """(url without userinfo, user, password) for URLs with a scheme; others as given. A
+    password in an scp-like URL (`user:password@host:path`) is refused: SSH takes keys."""
     if "://" not in url:
+        scp = _SCP_LIKE.match(url)
+        if scp is not None and ":" in scp.group("userinfo"):
+            user, _, password = scp.group("userinfo").partition(":")
+            remember_credential(password)
+            raise CredentialError(
+                f"--git {user}:<redacted>@{scp.group('host')}:{scp.group('path')}: a password "
+                "in an scp-like URL is not supported; use RECONCILE_GIT_SSH_KEY_FILE, or an "
+                "https:// URL with RECONCILE_GIT_TOKEN"
+            )
         return url, "", ""
     parts = urlsplit(url)
     if "@" not in parts.netloc:
