@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.cli import command_env
+from tests.support.cli import command_env, measured_command
 from tests.support.hookserver import serve
 from tests.support.vault import Vault
 
@@ -41,25 +41,11 @@ def use_webhook(vault: Vault, url: str) -> None:
     vault.controller_path.write_text(yaml.safe_dump(controller))
 
 
-# The command as `python -m reconcile` runs it, writing its own peak resident memory (KiB) to
-# the file named by its first argument when it exits: VmHWM, the high-water mark of this
-# program's memory (getrusage's ru_maxrss would count the forking test process's too).
-MEASURED = """
-import re, runpy, sys
-out = sys.argv.pop(1)
-try:
-    runpy.run_module("reconcile", run_name="__main__", alter_sys=True)
-finally:
-    status = open("/proc/self/status").read()
-    open(out, "w").write(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
-"""
-
-
 def run_measured(vault: Vault, *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
     """The command, and its peak resident memory in MiB."""
     figure = vault.directory / "maxrss"
     done = subprocess.run(
-        [sys.executable, "-c", MEASURED, str(figure), *vault.args(*extra)],
+        measured_command(figure, *vault.args(*extra)),
         capture_output=True,
         text=True,
         cwd=vault.directory,

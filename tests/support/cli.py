@@ -37,3 +37,22 @@ def reconcile(
         check=False,
         env=command_env(**(env or {})),
     )
+
+
+# `python -m reconcile ARGS`, writing the program's own peak resident memory (VmHWM, KiB) to the
+# file named by its first argument when it exits. Not getrusage's ru_maxrss: a child started by
+# fork or vfork inherits the high-water mark of the test process's memory until its exec.
+MEASURED = """
+import re, runpy, sys
+out = sys.argv.pop(1)
+try:
+    runpy.run_module("reconcile", run_name="__main__", alter_sys=True)
+finally:
+    status = open("/proc/self/status").read()
+    open(out, "w").write(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
+"""
+
+
+def measured_command(figure: Path, *args: str) -> list[str]:
+    """The argv of the real command whose peak memory (KiB) is written to `figure`."""
+    return [sys.executable, "-c", MEASURED, str(figure), *args]
