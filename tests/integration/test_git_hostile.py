@@ -23,16 +23,7 @@ import pytest
 import yaml
 
 from tests.support.cli import command_env, reconcile
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
+from tests.support.gitrepo import git
 
 
 def configmap(name: str, **data: str) -> dict[str, Any]:

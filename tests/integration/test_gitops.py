@@ -19,18 +19,9 @@ from tests.support.backends import Backend
 from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, ControlPlane
 from tests.support.examples import EXAMPLES
+from tests.support.gitrepo import git
 
 GITOPS = EXAMPLES / "gitops"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture
