@@ -108,7 +108,8 @@ def _hook_metrics(result: RunResult, registry: CollectorRegistry) -> None:
                             [*labels, "method"],
                             registry=registry,
                         )
-                    common = (scrub(call.target), controller.name, "CompositeController")
+                    kind = controller.kind or "CompositeController"
+                    common = (scrub(call.target), controller.name, kind)
                     counters[hook].labels(*common, call.code or "0", call.method).inc()
                     histograms[hook].labels(*common, call.method).observe(call.duration)
 

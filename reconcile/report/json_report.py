@@ -97,6 +97,7 @@ def _pass(pass_: PassResult) -> dict[str, Any]:
 def _controller(controller: ControllerResult) -> dict[str, Any]:
     return {
         "name": controller.name,
+        "kind": controller.kind or None,
         "resyncPeriodSeconds": controller.resync_period,
         "errors": list(controller.errors),
         "parents": [_parent(p) for p in controller.parents],

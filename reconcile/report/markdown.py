@@ -150,7 +150,8 @@ def _body(result: RunResult) -> Iterator[_Chunk]:
         if len(result.passes) > 1:
             yield _text(f"\n#### Pass {pass_.number}\n", heading=True)
         for controller in pass_.controllers:
-            yield _text(f"\n**Controller {_md(controller.name)}**\n", heading=True)
+            kind = f" ({controller.kind})" if controller.kind else ""
+            yield _text(f"\n**Controller {_md(controller.name)}**{kind}\n", heading=True)
             quiet = [p for p in controller.parents if not has_news(p)]
             for parent in controller.parents:
                 if has_news(parent):

@@ -135,7 +135,8 @@ class _Writer:
 
     def controller(self, controller: ControllerResult) -> None:
         self.line()
-        self.line(("Controller ", "bold"), (controller.name, "bold cyan"))
+        kind = ((f" ({controller.kind})", "dim"),) if controller.kind else ()
+        self.line(("Controller ", "bold"), (controller.name, "bold cyan"), *kind)
         if not controller.parents and not controller.errors:
             self.line(("no parents", "dim"), indent=2)
         for parent in controller.parents:

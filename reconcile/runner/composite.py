@@ -133,7 +133,9 @@ class CompositeRunner(ControllerPass):
     ) -> ControllerResult:
         """Sync every parent of `controller`, except those another controller selects too
         (`contested`: parent uid -> controller names), which get an error naming both."""
-        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        result = ControllerResult(
+            controller.name, resync_period=controller.resync_period, kind="CompositeController"
+        )
         try:
             self.budget.check(f"CompositeController {controller.name}")
             resolved = resolve(self.cluster, controller)

@@ -31,7 +31,9 @@ class DecoratorRunner(ControllerPass):
     """Syncs the targets of one decorator in one pass, `workers` at a time."""
 
     def run(self, controller: DecoratorController) -> ControllerResult:
-        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        result = ControllerResult(
+            controller.name, resync_period=controller.resync_period, kind="DecoratorController"
+        )
         where = f"DecoratorController {controller.name}"
         try:
             self.budget.check(where)

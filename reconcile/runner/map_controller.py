@@ -93,7 +93,9 @@ class MapRunner(ControllerPass):
     """Syncs the parents of one MapController in one pass."""
 
     def run(self, controller: MapController) -> ControllerResult:
-        result = ControllerResult(controller.name, resync_period=controller.resync_period)
+        result = ControllerResult(
+            controller.name, resync_period=controller.resync_period, kind="MapController"
+        )
         try:
             self.budget.check(f"MapController {controller.name}")
             resolved = resolve(self.cluster, controller)

@@ -111,6 +111,8 @@ class ControllerResult:
     not_synced: int = 0  # parents not reached because the run stopped (budget, signal)
     stopped: bool = False  # the run stopped before this controller's parents were listed
     transient: bool = False  # its error may pass (the API server did not answer, ...)
+    # CompositeController, DecoratorController, MapController ("" for --manifests)
+    kind: str = ""
 
 
 @dataclass

@@ -311,7 +311,8 @@ class Runner:
                 candidates.append(
                     (
                         now + controller.resync_period,
-                        f"CompositeController {controller.name}: resyncPeriodSeconds "
+                        f"{controller.kind or 'Controller'} {controller.name}: "
+                        "resyncPeriodSeconds "
                         f"{controller.resync_period:g}",
                     )
                 )

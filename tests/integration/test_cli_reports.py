@@ -5,6 +5,7 @@ cluster holds the objects, the controller comes from a file) and on the embedded
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ from reconcile.report import REPORT_SCHEMA_VERSION
 from tests.support.backends import Backend, crd_manifest
 from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, ControlPlane
+from tests.support.examples import EXAMPLES
 
 SECRET_VALUE = "s3cr3t-" + uuid.uuid4().hex
 
@@ -202,3 +204,24 @@ def test_reports_and_exit_codes_on_the_embedded_default(tmp_path: Path) -> None:
     failed = cli("--local", str(project))
     assert failed.returncode == 1
     assert "hook is broken" in failed.stderr
+
+
+def test_each_controller_is_reported_with_its_kind(tmp_path: Path) -> None:
+    """A DecoratorController's resync is due as a DecoratorController, not a Composite one."""
+    inputs = tmp_path / "examples" / "service-per-pod"
+    shutil.copytree(EXAMPLES / "service-per-pod", inputs)
+    shutil.copy(EXAMPLES / "hooklib.py", inputs.parent)
+    controllers = list(yaml.safe_load_all((inputs / "controller.yaml").read_text()))
+    for controller in controllers:
+        controller["spec"]["resyncPeriodSeconds"] = 3600
+    (inputs / "controller.yaml").write_text(yaml.safe_dump_all(controllers))
+    done = reconcile("--local", str(inputs), "--report-format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    kinds = {c["name"]: c["kind"] for p in report["passes"] for c in p["controllers"]}
+    assert set(kinds.values()) == {"DecoratorController"}, kinds
+    name = controllers[0]["metadata"]["name"]
+    due = report["dueNextRun"][0]
+    assert any(f"DecoratorController {c}: resyncPeriodSeconds 3600" in due for c in kinds), due
+    text = reconcile("--local", str(inputs), cwd=tmp_path).stdout
+    assert f"Controller {name} (DecoratorController)" in text

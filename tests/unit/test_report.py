@@ -343,6 +343,7 @@ def test_json_controllers_parents_hooks_in_result_order() -> None:
     assert [c["name"] for c in controllers] == ["webapps", "broken"]
     assert controllers[1] == {
         "name": "broken",
+        "kind": None,
         "resyncPeriodSeconds": None,
         "errors": ["CompositeController broken: no resource widgets.example.com"],
         "parents": [],
