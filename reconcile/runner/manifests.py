@@ -47,8 +47,7 @@ def load_manifests(paths: list[Path], *, recursive: bool = False) -> LoadedManif
         except (OSError, ValueError) as exc:
             loaded.errors.append(f"--manifests {path}: {' '.join(str(exc).split())}")
             continue
-        for file, index, obj in documents:
-            where = f"{file}#{index}"
+        for _, where, obj in documents:
             missing = [k for k in ("apiVersion", "kind") if not isinstance(obj.get(k), str)]
             if not name_of(obj):
                 missing.append("metadata.name")
@@ -57,7 +56,10 @@ def load_manifests(paths: list[Path], *, recursive: bool = False) -> LoadedManif
                 continue
             # what the API server would refuse is found before anything is written (a dry
             # run fails where the run would)
-            loaded.errors += [f"--manifests {p}" for p in metadata_problems(obj, where)]
+            loaded.errors += [
+                f"--manifests {where}: {p.removeprefix('object.')}"
+                for p in metadata_problems(obj, "object")
+            ]
             loaded.objects.append((where, obj))
     return loaded
 

@@ -23,10 +23,9 @@ from reconcile.api.map_controller import KIND as MAP_KIND
 from reconcile.api.map_controller import MapController, parse_map_controller
 from reconcile.budget import Budget
 from reconcile.cluster.errors import NotFound
-from reconcile.cluster.memory.manifests import manifest_files
 from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.files import manifest_files, read_documents
 from reconcile.objects.selectors import LabelSelector, parse_label_selector
-from reconcile.objects.yamltext import load_documents
 
 log = logging.getLogger(__name__)
 _C = TypeVar("_C", CompositeController, DecoratorController, MapController)
@@ -70,61 +69,18 @@ class LoadedControllers:
 
 def yaml_documents(
     path: Path, *, recursive: bool = False
-) -> list[tuple[Path, int, dict[str, Any]]]:
-    """(file, document index, object) for every object in a YAML file, or in the files of a
-    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`);
-    `kind: List` is flattened. Raises OSError / ValueError (YamlError) naming the file, and
-    ValueError for a document that is not an object (a scalar, a top-level list), as kubectl
-    refuses it: read as nothing, it would pass as an empty input."""
-    out: list[tuple[Path, int, dict[str, Any]]] = []
+) -> list[tuple[Path, str, dict[str, Any]]]:
+    """(file, label, object) for every object in a manifest file, or in the files of a
+    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`), as
+    `reconcile.files` reads them (the label numbers documents from 1). Raises OSError, or
+    ValueError naming the first document that is not an object."""
+    out: list[tuple[Path, str, dict[str, Any]]] = []
     for file in manifest_files(path, recursive):
-        documents = load_documents(file.read_text(encoding="utf-8"), str(file))
-        for index, doc in enumerate(documents):
-            if doc is None:
-                continue  # an empty document (`---` alone, only comments)
-            if not isinstance(doc, dict):
-                raise ValueError(
-                    f"{file} (document {index + 1}): a YAML {_yaml_type(doc)}, not an object"
-                )
-            if not _is_list(doc):
-                out.append((file, index, doc))
-                continue
-            items = doc.get("items")
-            if items is None:
-                continue  # `items: null` is an empty list, as the API server reads it
-            if not isinstance(items, list):
-                raise ValueError(
-                    f"{file} (document {index + 1}): {doc.get('kind')}.items is a YAML "
-                    f"{_yaml_type(items)}, not a list"
-                )
-            for number, item in enumerate(items, start=1):
-                if not isinstance(item, dict):
-                    raise ValueError(
-                        f"{file} (document {index + 1}, item {number}): a YAML "
-                        f"{_yaml_type(item)}, not an object"
-                    )
-                out.append((file, index, item))
+        documents, problems = read_documents(file, str(file))
+        if problems:
+            raise ValueError(problems[0][1])
+        out.extend((file, d.label, d.obj) for d in documents)
     return out
-
-
-def _is_list(doc: dict[str, Any]) -> bool:
-    """`kind: List`, or a typed list (`ConfigMapList`) as `kubectl get -o yaml` writes it."""
-    kind = doc.get("kind")
-    return isinstance(kind, str) and kind.endswith("List") and "items" in doc
-
-
-def _yaml_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    return type(value).__name__
 
 
 def _is_controller(obj: dict[str, Any]) -> bool:
@@ -157,8 +113,7 @@ def load_from_files(
             loaded.fatal.append(f"{option} {path}: {_one_line(exc)}")
             continue
         loaded.sources.append(str(path))
-        for file, index, obj in documents:
-            where = f"{file}#{index}"
+        for file, where, obj in documents:
             kind = obj.get("kind")
             if not _is_controller(obj):
                 if option == "--controllers" and kind not in _QUIET_IN_CONTROLLER_FILES:

@@ -64,7 +64,10 @@ def test_annotations_the_server_refuses_fail_the_preview_too(
         yaml.safe_dump(configmap(name, target.namespace, annotations=annotations))
     )
     refused_everywhere(
-        target, apps, "big.yaml#0.metadata.annotations", "must have at most 262144 bytes"
+        target,
+        apps,
+        "big.yaml (document 1): metadata.annotations",
+        "must have at most 262144 bytes",
     )
 
 
@@ -84,7 +87,7 @@ def test_metadata_the_server_refuses_fails_the_preview_too(
     apps.mkdir()
     obj = configmap(f"odd-{target.suffix}", target.namespace, **meta)
     (apps / "odd.yaml").write_text(yaml.safe_dump(obj))
-    refused_everywhere(target, apps, f"odd.yaml#0.{field}")
+    refused_everywhere(target, apps, f"odd.yaml (document 1): {field}")
 
 
 def test_an_object_defined_twice_is_named_with_both_places(target: Target) -> None:
@@ -104,8 +107,8 @@ def test_an_object_defined_twice_is_named_with_both_places(target: Target) -> No
         target,
         apps,
         f"ConfigMap {target.namespace}/{name} is defined more than once",
-        "a.yaml#0",
-        "b.yaml#1",
+        "a.yaml (document 1)",
+        "b.yaml (document 2)",
     )
 
 
@@ -205,3 +208,47 @@ def test_terminal_escapes_in_a_commit_subject_are_shown_not_obeyed(tmp_path: Pat
         assert "owned" in done.stdout
         if report == "text":
             assert "\\x1b]0;owned\\x07" in done.stdout
+
+
+LIST_FILES = {
+    "list": "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: "
+    "{name: l1}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l2}}\n",
+    "typed-list": "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: "
+    "ConfigMap, metadata: {name: t1}}\n",
+    "scalar-second": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\n# empty\n"
+    "---\njust words\n",
+    "item-not-an-object": "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, "
+    "kind: ConfigMap, metadata: {name: i1}}\n- 42\n",
+    "items-not-a-list": "apiVersion: v1\nkind: List\nitems: {a: b}\n",
+}
+
+
+@pytest.mark.parametrize("variant", LIST_FILES)
+def test_local_and_manifests_read_a_file_alike(tmp_path: Path, variant: str) -> None:
+    """The same file gives the same verdict, naming the same document, through --local and
+    --manifests; List and typed lists stand for their items, as kubectl reads them."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "x.yaml").write_text(LIST_FILES[variant])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: e}\n")
+    outputs = {}
+    for option, args in (
+        ("--local", ["--local", str(inputs)]),
+        ("--manifests", ["--local", str(empty), "--manifests", str(inputs)]),
+    ):
+        out = tmp_path / f"out{option}"
+        done = reconcile(*args, "--output-dir", str(out), cwd=tmp_path)
+        names = sorted(p.stem for p in (out / "default" / "configmaps").glob("*.yaml"))
+        problem = [line for line in done.stderr.splitlines() if "x.yaml (document" in line]
+        outputs[option] = (done.returncode, [n for n in names if n != "reconcile"], problem)
+    (local_code, local_names, local_problem), (code, names, problem) = outputs.values()
+    assert local_code == code, outputs
+    assert local_names == names, outputs
+    if code == 0:
+        assert names, outputs
+    else:
+        assert local_problem and problem, outputs
+        where = local_problem[0].split("x.yaml (document", 1)[1].split(")", 1)[0]
+        assert f"x.yaml (document{where})" in problem[0], outputs

@@ -76,8 +76,8 @@ def test_a_name_twice_in_one_source_is_an_error_and_neither_runs(
     loaded = load_controllers(cluster, [files], from_cluster=False)
     assert loaded.composite == []
     assert loaded.fatal == [
-        f"CompositeController twice: defined more than once ({files}#0, {files}#1); "
-        "none of them runs"
+        "CompositeController twice: defined more than once "
+        f"({files} (document 1), {files} (document 2)); none of them runs"
     ]
 
 
@@ -122,7 +122,9 @@ def test_invalid_controllers_in_files_are_fatal_and_stray_objects_named(
     loaded = load_controllers(cluster, [files], from_cluster=False)
     assert len(loaded.fatal) == 1 and "MapController deco" in loaded.fatal[0]
     assert "spec.parentResource: is required" in loaded.fatal[0]
-    assert loaded.warnings == [f"--controllers: ignored Service svc ({files}#1): not a controller"]
+    assert loaded.warnings == [
+        f"--controllers: ignored Service svc ({files} (document 2)): not a controller"
+    ]
     # In --local manifests, other objects are what the controllers act on: no warning.
     local = load_controllers(cluster, [], manifest_paths=[write(tmp_path / "l.yaml", stray)])
     assert local.warnings == [] and local.fatal == []
@@ -197,8 +199,8 @@ def test_decorators_come_from_the_cluster_and_files_with_the_same_precedence(
     broken["spec"]["resources"] = []
     refused = load_controllers(cluster, [write(tmp_path / "b.yaml", broken)])
     assert refused.fatal == [
-        f"DecoratorController broken ({tmp_path / 'b.yaml'}#0): spec.resources: is required: "
-        "at least one rule"
+        f"DecoratorController broken ({tmp_path / 'b.yaml'} (document 1)): "
+        "spec.resources: is required: at least one rule"
     ]
 
 

@@ -21,16 +21,15 @@ from reconcile.cluster.memory.cluster import MemoryCluster
 from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
-from reconcile.objects.bounds import loads_bounded
+from reconcile.files import manifest_files, read_documents
 from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
-from reconcile.objects.yamltext import YamlError, load_documents, needs_quotes
+from reconcile.objects.yamltext import YamlError, needs_quotes
 
 try:
     from yaml import CSafeDumper as _Dumper
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CLUSTER_DIR = "_cluster"
 
 # server-owned metadata a load ignores and a dump leaves out
@@ -99,57 +98,19 @@ class _Doc:
     owners: list[_Doc] = field(default_factory=list)
 
 
-def manifest_files(path: Path, recursive: bool = False) -> list[Path]:
-    """A file, or the manifest files in a directory (sorted; hidden entries skipped); its
-    subdirectories too when `recursive` (like `kubectl apply -f DIR -R`)."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    found = [
-        p
-        for p in (path.rglob("*") if recursive else path.glob("*"))
-        if p.suffix in MANIFEST_SUFFIXES
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(path).parts)
-    ]
-    return sorted(found, key=lambda p: p.relative_to(path).as_posix())
-
-
 def _read_documents(
     file: Path, label: str, index: int, failures: list[tuple[Position, str]]
 ) -> list[_Doc]:
     try:
-        text = file.read_text(encoding="utf-8")
-        if file.suffix == ".json":
-            loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
-        else:
-            loaded = load_documents(text, label)
+        documents, problems = read_documents(file, label)
     except YamlError as e:
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e.reason}"))
         return []
     except (OSError, ValueError) as e:
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e}"))
         return []
-    docs = []
-    for i, doc in enumerate(loaded, start=1):
-        where = f"{label} (document {i})"
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            failures.append(((index, i, 0), f"{where}: not a mapping but {type(doc).__name__}"))
-            continue
-        items = doc.get("items")
-        if str(doc.get("kind") or "").endswith("List") and isinstance(items, list):
-            for j, item in enumerate(items, start=1):
-                source = f"{label} (document {i}, item {j})"
-                if isinstance(item, dict):
-                    docs.append(_Doc(source, (index, i, j), clone(item)))
-                elif item is not None:
-                    failures.append(((index, i, j), f"{source}: not a mapping"))
-            continue
-        docs.append(_Doc(where, (index, i, 0), clone(doc)))
-    return docs
+    failures += [((index, *position), text) for position, text in problems]
+    return [_Doc(d.label, (index, *d.position), clone(d.obj)) for d in documents]
 
 
 def _kind_key(api_version: Any, kind: Any, namespace: str, name: Any) -> tuple[str, str, str, str]:

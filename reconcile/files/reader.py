@@ -1,0 +1,104 @@
+"""Reading manifest files: the files of a path, and the objects of a file.
+
+A file holds YAML documents (or one JSON document, for `.json`). Documents are numbered from 1,
+as people count them; an empty one (`---` alone, only comments) is skipped. A `List`, or a
+typed list such as `ConfigMapList` (any kind ending in `List` with an `items` field, as kubectl
+reads them), stands for its items (`items: null` for none). A document or item that is not an
+object is a problem of that document, never silently skipped: read as nothing, it would let an
+input pass as empty."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconcile.objects.bounds import loads_bounded
+from reconcile.objects.yamltext import load_documents
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+Position = tuple[int, int]  # (document, item): item 0 for a document that is not a list
+Problem = tuple[Position, str]
+
+
+@dataclass(frozen=True)
+class Document:
+    label: str  # "dir/x.yaml (document 2)", "... (document 2, item 3)"
+    position: Position
+    obj: dict[str, Any]
+
+
+def manifest_files(path: Path, recursive: bool = False) -> list[Path]:
+    """A file, or the manifest files in a directory (sorted; hidden entries skipped); its
+    subdirectories too when `recursive` (like `kubectl apply -f DIR -R`)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    found = [
+        p
+        for p in (path.rglob("*") if recursive else path.glob("*"))
+        if p.suffix in MANIFEST_SUFFIXES
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    ]
+    return sorted(found, key=lambda p: p.relative_to(path).as_posix())
+
+
+def read_documents(file: Path, label: str) -> tuple[list[Document], list[Problem]]:
+    """The objects of `file` (named `label` in messages) and the problems of its documents.
+    Raises OSError, or ValueError (YamlError, BoundError) when the file as a whole cannot be
+    read."""
+    text = file.read_text(encoding="utf-8")
+    if file.suffix == ".json":
+        loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
+    else:
+        loaded = load_documents(text, label)
+    documents: list[Document] = []
+    problems: list[Problem] = []
+    for number, doc in enumerate(loaded, start=1):
+        where = f"{label} (document {number})"
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            problems.append(((number, 0), f"{where}: not a mapping but a YAML {_type(doc)}"))
+            continue
+        if not _is_list(doc):
+            documents.append(Document(where, (number, 0), doc))
+            continue
+        items = doc.get("items")
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            kind = doc.get("kind")
+            problems.append(((number, 0), f"{where}: {kind}.items is a YAML {_type(items)}"))
+            continue
+        for index, item in enumerate(items, start=1):
+            place = f"{label} (document {number}, item {index})"
+            if isinstance(item, dict):
+                documents.append(Document(place, (number, index), item))
+            else:
+                problems.append(
+                    ((number, index), f"{place}: not a mapping but a YAML {_type(item)}")
+                )
+    return documents, problems
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and "items" in doc
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return type(value).__name__
