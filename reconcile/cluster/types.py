@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
+from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
-
-Obj = dict[str, Any]
 
 __all__ = ["Obj", "ObjectList", "Propagation", "ResourceInfo"]
 

@@ -54,12 +54,14 @@ from reconcile.runner.execute import Executor
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.related import related_objects
+from reconcile.runner.resolving import (
+    ControllerError,
+    discover,
+    parent_resource,
+    within_parent_scope,
+)
 from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
-
-
-class ControllerError(Exception):
-    """The controller as a whole cannot run this pass (e.g. an unknown resource)."""
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,7 @@ class Resolved:
 def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
     where = f"CompositeController {controller.name}"
     rule = controller.parent
-    try:
-        parent = cluster.discover(rule.api_version, rule.resource)
-    except ApiError as exc:
-        raise ControllerError(f"{where}: spec.parentResource: {exc.message}") from exc
-    if not parent.has_status:
-        raise ControllerError(
-            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource; "
-            "add `subresources: {status: {}}` to its CRD version"
-        )
+    parent = parent_resource(cluster, where, rule.api_version, rule.resource)
     revisions: ResourceInfo | None = None
     if controller.rolling:
         if not parent.namespaced:
@@ -97,15 +91,9 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
             ) from exc
     children = []
     for i, child_rule in enumerate(controller.children):
-        try:
-            info = cluster.discover(child_rule.api_version, child_rule.resource)
-        except ApiError as exc:
-            raise ControllerError(f"{where}: spec.childResources[{i}]: {exc.message}") from exc
-        if parent.namespaced and not info.namespaced:
-            raise ControllerError(
-                f"{where}: spec.childResources[{i}]: {info.group_resource} is cluster-scoped "
-                f"and the parent {parent.group_resource} is namespaced"
-            )
+        field = f"spec.childResources[{i}]"
+        info = discover(cluster, where, field, child_rule.api_version, child_rule.resource)
+        within_parent_scope(where, field, parent, info)
         children.append(ChildType(child_rule, info))
     return Resolved(parent, tuple(children), revisions)
 

@@ -41,13 +41,15 @@ from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.controller_pass import ControllerPass
 from reconcile.runner.hookcall import call_hook
+from reconcile.runner.resolving import (
+    ControllerError,
+    discover,
+    parent_resource,
+    within_parent_scope,
+)
 from reconcile.runner.results import ActionResult, ControllerResult, ParentResult
 
 _T = TypeVar("_T")
-
-
-class ControllerError(Exception):
-    """The controller as a whole cannot run this pass (e.g. an unknown resource)."""
 
 
 @dataclass(frozen=True)
@@ -59,32 +61,17 @@ class Resolved:
 
 def resolve(cluster: Cluster, controller: MapController) -> Resolved:
     where = f"MapController {controller.name}"
-
-    def discover(field: str, api_version: str, resource: str) -> ResourceInfo:
-        try:
-            return cluster.discover(api_version, resource)
-        except ApiError as exc:
-            raise ControllerError(f"{where}: {field}: {exc.message}") from exc
-
     rule = controller.parent
-    parent = discover("spec.parentResource", rule.api_version, rule.resource)
-    if not parent.has_status:
-        raise ControllerError(
-            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource; "
-            "add `subresources: {status: {}}` to its CRD version"
-        )
+    parent = parent_resource(cluster, where, rule.api_version, rule.resource)
     inputs = tuple(
-        discover(f"spec.inputResources[{i}]", r.api_version, r.resource)
+        discover(cluster, where, f"spec.inputResources[{i}]", r.api_version, r.resource)
         for i, r in enumerate(controller.inputs)
     )
     outputs = []
     for i, output in enumerate(controller.outputs):
-        resource = discover(f"spec.outputResources[{i}]", output.api_version, output.resource)
-        if parent.namespaced and not resource.namespaced:
-            raise ControllerError(
-                f"{where}: spec.outputResources[{i}]: {resource.group_resource} is "
-                "cluster-scoped and cannot be owned by a namespaced parent"
-            )
+        field = f"spec.outputResources[{i}]"
+        resource = discover(cluster, where, field, output.api_version, output.resource)
+        within_parent_scope(where, field, parent, resource)
         outputs.append(OutputType(output, resource))
     return Resolved(parent, inputs, tuple(outputs))
 

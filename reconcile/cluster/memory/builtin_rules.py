@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from reconcile.cluster.memory import validation as v
+from reconcile.objects.meta import Obj
 from reconcile.objects.selectors import SelectorError, label_selector_from_spec
 
-Obj = dict[str, Any]
 Errors = list[v.FieldError]
 
 _WORKLOADS = {

@@ -57,7 +57,7 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
-Obj = dict[str, Any]
+from reconcile.objects.meta import Obj
 
 _TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 _SERVICE_RANGE = ipaddress.ip_network("10.0.0.0/24")
@@ -90,9 +90,6 @@ class Defaulter:
         }
         self.used_ips: set[str] = set()
         self.used_node_ports: set[int] = set()
-
-    def handles(self, group_resource: str) -> bool:
-        return group_resource in self._by_resource
 
     def apply(self, group_resource: str, obj: Obj) -> None:
         handler = self._by_resource.get(group_resource)
