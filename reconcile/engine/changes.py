@@ -7,12 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from reconcile.objects.meta import SERVER_OWNED_METADATA
 from reconcile.objects.secrets import is_secret
 
-# Set by the server on every write; never part of what a hook asked for.
-_SERVER_METADATA = frozenset(
-    {"resourceVersion", "generation", "managedFields", "uid", "creationTimestamp", "selfLink"}
-)
 _ABSENT = object()
 HIDDEN = "(hidden: a Secret value)"
 
@@ -63,7 +60,7 @@ def _meta(obj: dict[str, Any]) -> Any:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return _ABSENT
-    return {k: v for k, v in meta.items() if k not in _SERVER_METADATA}
+    return {k: v for k, v in meta.items() if k not in SERVER_OWNED_METADATA}
 
 
 def _walk(wanted: Any, kept: Any, path: str, out: list[FieldChange]) -> None:

@@ -20,6 +20,16 @@ SERVER_OWNED_METADATA: frozenset[str] = frozenset(
         "selfLink",
     }
 )
+# Of those, what marks an object being deleted: kept when an object is written out to a file.
+DELETION_METADATA: frozenset[str] = frozenset({"deletionTimestamp", "deletionGracePeriodSeconds"})
+# Of those, what changes on every write and says nothing about intent (hidden in diffs).
+WRITE_BOOKKEEPING: tuple[str, ...] = (
+    "resourceVersion",
+    "managedFields",
+    "generation",
+    "uid",
+    "creationTimestamp",
+)
 
 
 def metadata(obj: Obj) -> dict[str, Any]:

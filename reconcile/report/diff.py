@@ -17,7 +17,7 @@ from yaml.representer import SafeRepresenter
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.jsondata import json_equal
-from reconcile.objects.meta import Obj
+from reconcile.objects.meta import WRITE_BOOKKEEPING, Obj
 from reconcile.objects.redact import (
     LAST_APPLIED_ANNOTATIONS,
     redact,
@@ -26,13 +26,7 @@ from reconcile.objects.redact import (
 from reconcile.objects.secrets import is_secret
 
 # Server-owned bookkeeping that changes on every write and says nothing about intent.
-NOISE_METADATA: tuple[str, ...] = (
-    "resourceVersion",
-    "managedFields",
-    "generation",
-    "uid",
-    "creationTimestamp",
-)
+NOISE_METADATA = WRITE_BOOKKEEPING
 NOISE_ANNOTATIONS: tuple[str, ...] = LAST_APPLIED_ANNOTATIONS[:1]  # Metacontroller's own
 
 Path = tuple[str | int, ...]

@@ -77,3 +77,15 @@ def test_resync_after_is_bounded(value: float, accepted: float) -> None:
 def test_resync_after_must_be_a_number_of_seconds(value: object) -> None:
     with pytest.raises(ResponseError, match="resyncAfterSeconds: must be a number of seconds"):
         parse_sync_response({"resyncAfterSeconds": value})
+
+
+def test_server_set_metadata_has_one_home_and_the_others_are_subsets_of_it() -> None:
+    from reconcile.cluster.memory import cluster, manifests
+    from reconcile.objects.meta import DELETION_METADATA, SERVER_OWNED_METADATA, WRITE_BOOKKEEPING
+    from reconcile.report import diff
+
+    assert set(WRITE_BOOKKEEPING) <= SERVER_OWNED_METADATA
+    assert DELETION_METADATA <= SERVER_OWNED_METADATA
+    assert set(diff.NOISE_METADATA) == set(WRITE_BOOKKEEPING)
+    assert set(cluster.SERVER_FIELDS) == SERVER_OWNED_METADATA
+    assert set(manifests.SERVER_METADATA) == SERVER_OWNED_METADATA - DELETION_METADATA

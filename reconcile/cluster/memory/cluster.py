@@ -44,23 +44,14 @@ from reconcile.cluster.memory.util import (
 from reconcile.cluster.protocol import target_namespace
 from reconcile.cluster.stats import RequestStats
 from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
-from reconcile.objects.meta import identity, is_deleting, metadata
+from reconcile.objects.meta import SERVER_OWNED_METADATA, identity, is_deleting, metadata
 from reconcile.objects.secrets import fold_string_data, undecodable_data
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 # metadata fields only the server sets; a client's values are ignored
-SERVER_FIELDS = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "generation",
-    "resourceVersion",
-    "selfLink",
-    "managedFields",
-)
+SERVER_FIELDS = tuple(sorted(SERVER_OWNED_METADATA))
 _OBJECT_META = {"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
 # The field manager of writes that name none: kube-apiserver takes it from the User-Agent,
 # which is `reconcile` for the live client.

@@ -22,7 +22,14 @@ from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.files import manifest_files, read_documents
-from reconcile.objects.meta import identity, metadata, owner_references, split_api_version
+from reconcile.objects.meta import (
+    DELETION_METADATA,
+    SERVER_OWNED_METADATA,
+    identity,
+    metadata,
+    owner_references,
+    split_api_version,
+)
 from reconcile.objects.yamltext import YamlError, needs_quotes
 
 try:
@@ -32,16 +39,9 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 CLUSTER_DIR = "_cluster"
 
-# server-owned metadata a load ignores and a dump leaves out
-SERVER_METADATA = (
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "generation",
-    "managedFields",
-    "selfLink",
-)
-_IGNORED_ON_LOAD = (*SERVER_METADATA, "deletionTimestamp", "deletionGracePeriodSeconds")
+# server-owned metadata a load ignores, and what a dump leaves out (a deleting object stays so)
+_IGNORED_ON_LOAD = tuple(sorted(SERVER_OWNED_METADATA))
+SERVER_METADATA = tuple(sorted(SERVER_OWNED_METADATA - DELETION_METADATA))
 
 
 class ManifestError(Exception):
