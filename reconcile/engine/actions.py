@@ -31,6 +31,10 @@ class ActionKind(StrEnum):
         return "update"
 
 
+#: Why a child whose update method is Recreate is deleted: the same words for every kind.
+RECREATE_REASON = "Recreate: differs from desired; created again on a later pass"
+
+
 @dataclass(frozen=True)
 class Action:
     """One mutating request: `before` is the observed object (None for a create), `after` the

@@ -10,7 +10,7 @@ from typing import Any
 
 from reconcile.api.composite import ChildRule, CompositeController
 from reconcile.api.controller import UpdateMethod
-from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
@@ -357,7 +357,7 @@ def _child_actions(
                     resource,
                     actual,
                     None,
-                    "Recreate: differs from desired; created again on a later pass",
+                    RECREATE_REASON,
                 )
             )
         else:

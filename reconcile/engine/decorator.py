@@ -15,7 +15,7 @@ from typing import Any
 
 from reconcile.api.controller import UpdateMethod
 from reconcile.api.decorator import DECORATOR_ANNOTATION, DecoratorController
-from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
@@ -218,7 +218,7 @@ def plan_target(
                     kind.resource,
                     existing,
                     None,
-                    "differs from desired (Recreate)",
+                    RECREATE_REASON,
                 )
             )
     if response.status is not None and target_resource.has_status:

@@ -16,7 +16,7 @@ from typing import Any
 
 from reconcile.api.controller import UpdateMethod
 from reconcile.api.map_controller import MapController
-from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.owned import OwnedType
@@ -481,7 +481,7 @@ def _creates_and_updates(
                     resource,
                     existing,
                     None,
-                    "Recreate: differs from desired; created again on a later pass",
+                    RECREATE_REASON,
                     group=plan.input,
                 )
             )

@@ -14,6 +14,7 @@ import pytest
 from reconcile.api.decorator import DECORATOR_ANNOTATION
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.types import ResourceInfo
+from reconcile.engine.actions import RECREATE_REASON, ActionKind
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import metadata
 from tests.support.backends import Backend
@@ -186,6 +187,15 @@ def test_attachments_by_update_method_and_what_is_never_touched(
         size["value"] = "2"
         changed = run(backend, path, server_side_apply=server_side)
         assert changed.errors == [] and changed.converged
+        deletes = [
+            a.action.reason
+            for p in changed.passes
+            for c in p.controllers
+            for parent in c.parents
+            for a in parent.actions
+            if a.action.kind is ActionKind.DELETE
+        ]
+        assert deletes == [RECREATE_REASON]  # worded as for every kind
     assert backend.admin.get(configmaps, "g-a", namespace=namespace)["data"] == {"size": "2"}
     recreated = backend.admin.get(secrets, "g-token", namespace=namespace)
     assert metadata(recreated)["uid"] != metadata(token)["uid"]  # Recreate: deleted, created
