@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconcile.objects.bounds import loads_bounded
-from reconcile.objects.yamltext import load_documents
+from reconcile.objects.bounds import BoundError, loads_bounded
+from reconcile.objects.yamltext import YamlError, load_documents
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -52,7 +52,12 @@ def read_documents(file: Path, label: str) -> tuple[list[Document], list[Problem
     read."""
     text = file.read_text(encoding="utf-8")
     if file.suffix == ".json":
-        loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
+        try:
+            loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
+        except BoundError as exc:  # named by file, as YAML's errors are
+            raise YamlError(label, str(exc)) from None
+        except ValueError as exc:
+            raise YamlError(label, f"invalid JSON: {exc}") from None
     else:
         loaded = load_documents(text, label)
     documents: list[Document] = []
