@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.controller import UpdateMethod, controller_hooks, controller_spec, no_repeats
+from reconcile.api.controller import (
+    OwnedRule,
+    UpdateMethod,
+    controller_hooks,
+    controller_spec,
+    no_repeats,
+)
 from reconcile.api.errors import SpecError
 from reconcile.api.fields import Fields
 from reconcile.api.hooks import HookSpec
@@ -32,10 +38,9 @@ class ParentRule:
 
 
 @dataclass(frozen=True)
-class ChildRule:
-    api_version: str
-    resource: str
-    update_method: UpdateMethod = UpdateMethod.ON_DELETE
+class ChildRule(OwnedRule):
+    """A child resource: owned objects whose update may roll, gated by `status_checks`."""
+
     status_checks: tuple[ConditionCheck, ...] = ()
 
 

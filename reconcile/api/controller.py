@@ -31,7 +31,7 @@ NON_ROLLING_METHODS = (UpdateMethod.ON_DELETE, UpdateMethod.RECREATE, UpdateMeth
 @dataclass(frozen=True)
 class OwnedRule:
     """Objects of one resource that a controller creates and owns (a decorator's attachments,
-    a map's outputs), updated by a method that does not roll."""
+    a map's outputs, a composite's children), and how they are updated."""
 
     api_version: str
     resource: str

@@ -9,8 +9,17 @@ from enum import StrEnum
 from typing import Any
 
 from reconcile.api.composite import ChildRule, CompositeController
-from reconcile.api.controller import UpdateMethod
-from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.children import (
+    QUIET,
+    Blocked,
+    ChildrenDiff,
+    Occupant,
+    OwnedType,
+    diff_children,
+    problem,
+    wait,
+)
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
@@ -43,16 +52,8 @@ class PlanError(ValueError):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class ChildType:
-    """A child rule resolved through discovery."""
-
-    rule: ChildRule
-    resource: ResourceInfo
-
-    @property
-    def key(self) -> str:
-        return self.resource.key
+# A child rule resolved through discovery.
+ChildType = OwnedType[ChildRule]
 
 
 @dataclass(frozen=True)
@@ -265,113 +266,71 @@ class Plan:
     waits: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _ChildPlan:
-    ownership: list[Action] = field(default_factory=list)
-    deletes: list[Action] = field(default_factory=list)
-    creates: list[Action] = field(default_factory=list)
-    updates: list[Action] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    waits: list[str] = field(default_factory=list)
-
-
 # Finds an existing object by (child type key, namespace, name): the runner's in-memory index
 # of the pass's snapshot, for names the hook wants that this parent does not hold.
 Lookup = Callable[[str, str, str], Obj | None]
 
 
+def _occupant(
+    ctx: Context, child_type: ChildType, claims: ClaimResult, lookup: Lookup | None
+) -> Occupant:
+    """What stands in the way of creating a child: an object of the same name the parent does
+    not hold (another controller's, or an orphan its selector does not match)."""
+
+    def occupant(obj: Obj) -> Blocked | None:
+        parent = ctx.parent
+        found = claims.foreign.get(relative_key(ctx.namespaced, obj))
+        if found is None and lookup is not None:
+            found = lookup(child_type.key, namespace_of(obj), name_of(obj))
+        if found is None:
+            return None
+        ref = controller_ref(found)
+        if is_deleting(found):
+            return wait(f"{identity(found)} is being deleted before it is created")
+        if is_deleting(parent) and (ref is None or ref.get("uid") == uid_of(parent)):
+            return QUIET  # a parent being deleted neither adopts nor creates; it only tears down
+        if ref is not None:
+            return problem(
+                f"{identity(obj)} exists and is controlled by {ref.get('kind')} "
+                f"{ref.get('name')} (uid {ref.get('uid')})"
+            )
+        return problem(
+            f"{identity(obj)} exists, has no controller and does not match the parent's "
+            "selector, so it cannot be adopted"
+        )
+
+    return occupant
+
+
 def _child_actions(
+    ctx: Context,
     child_type: ChildType,
     claims: ClaimResult,
     desired: Mapping[str, Obj],
-    parent: Obj,
-    plan: _ChildPlan,
+    into: ChildrenDiff,
     lookup: Lookup | None,
-    strategy: ApplyStrategy,
 ) -> None:
-    """Ownership changes, deletes, creates and updates for one child type, added to `plan`."""
-    resource, method = child_type.resource, child_type.rule.update_method
-    ownership, deletes, creates, updates = plan.ownership, plan.deletes, plan.creates, plan.updates
-    problems = plan.problems
+    """Ownership changes, deletes, creates and updates for one child type, added to `into`."""
     for obj in claims.released:
-        ownership.append(
+        into.ownership.append(
             Action(
                 ActionKind.RELEASE,
-                resource,
+                child_type.resource,
                 obj,
-                without_owner(parent, obj),
+                without_owner(ctx.parent, obj),
                 "no longer matches the selector",
             )
         )
-    for key, current in claims.observed.items():
-        if key in desired or is_deleting(current):
-            continue
-        deletes.append(
-            Action(
-                ActionKind.DELETE,
-                resource,
-                claims.adopted.get(key, current),
-                None,
-                "not in the hook's desired children",
-            )
-        )
-    for key, obj in desired.items():
-        observed = claims.observed.get(key)
-        if observed is None:
-            foreign = claims.foreign.get(key)
-            if foreign is None and lookup is not None:
-                foreign = lookup(child_type.key, namespace_of(obj), name_of(obj))
-            if foreign is not None:
-                ref = controller_ref(foreign)
-                if is_deleting(foreign):
-                    plan.waits.append(f"{identity(foreign)} is being deleted before it is created")
-                elif is_deleting(parent) and (ref is None or ref.get("uid") == uid_of(parent)):
-                    pass  # a parent being deleted neither adopts nor creates; it only tears down
-                elif ref is not None:
-                    problems.append(
-                        f"{identity(obj)} exists and is controlled by {ref.get('kind')} "
-                        f"{ref.get('name')} (uid {ref.get('uid')})"
-                    )
-                else:
-                    problems.append(
-                        f"{identity(obj)} exists, has no controller and does not match the "
-                        "parent's selector, so it cannot be adopted"
-                    )
-                continue
-            creates.append(strategy.create(resource, obj, "desired, missing"))
-            continue
-        actual = claims.adopted.get(key, observed)
-        if is_deleting(observed):
-            plan.waits.append(f"{identity(observed)} is being deleted before it is created again")
-            continue
-        adopted = key in claims.adopted
-        reason = "adopted and differs from desired" if adopted else "differs from desired"
-        update = strategy.update(resource, observed, obj, reason, before=actual)
-        changed = update.changed
-        if changed and method is UpdateMethod.IN_PLACE:
-            updates += update.actions
-        elif changed and method is UpdateMethod.RECREATE:
-            deletes.append(
-                Action(
-                    ActionKind.DELETE,
-                    resource,
-                    actual,
-                    None,
-                    RECREATE_REASON,
-                )
-            )
-        else:
-            updates += update.upkeep
-            if adopted:
-                ownership.append(
-                    Action(
-                        ActionKind.ADOPT,
-                        resource,
-                        actual,
-                        observed,
-                        "an orphan matching the selector",
-                    )
-                )
+    diff_children(
+        child_type,
+        claims.observed,
+        desired,
+        into,
+        strategy=ctx.strategy,
+        stale_reason="not in the hook's desired children",
+        occupant=_occupant(ctx, child_type, claims, lookup),
+        adopted=claims.adopted,
+    )
 
 
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
@@ -398,26 +357,14 @@ def plan_parent(
     """Every action for one parent, in execution order: finalizer, ownership changes, deletes,
     creates, updates, status, then the finalizer's removal once finalized."""
     desired, problems = desired_children(ctx, selector, response)
-    children = _ChildPlan(problems=problems)
+    children = ChildrenDiff(problems=problems)
     for child_type in ctx.child_types:
         _child_actions(
-            child_type,
-            claims[child_type.key],
-            desired[child_type.key],
-            ctx.parent,
-            children,
-            lookup,
-            ctx.strategy,
+            ctx, child_type, claims[child_type.key], desired[child_type.key], children, lookup
         )
     if children.problems:
         raise PlanError(ctx.parent, children.problems)
-    actions = (
-        finalizer_actions(ctx, mode)
-        + children.ownership
-        + children.deletes
-        + children.creates
-        + children.updates
-    )
+    actions = finalizer_actions(ctx, mode) + children.actions
     status = status_action(ctx, response.status)
     if status is not None:
         actions.append(status)

@@ -13,11 +13,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.controller import UpdateMethod
+from reconcile.api.controller import OwnedRule
 from reconcile.api.decorator import DECORATOR_ANNOTATION, DecoratorController
-from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
-from reconcile.engine.keys import relative_key
-from reconcile.engine.owned import OwnedType
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children
+from reconcile.engine.keys import object_key, relative_key
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
@@ -29,7 +29,6 @@ from reconcile.objects.meta import (
     identity,
     is_deleting,
     metadata,
-    name_of,
     namespace_of,
     uid_of,
 )
@@ -37,7 +36,7 @@ from reconcile.objects.names import map_problems
 from reconcile.objects.resource import ResourceInfo
 
 # An attachment rule resolved through discovery.
-AttachmentType = OwnedType
+AttachmentType = OwnedType[OwnedRule]
 
 
 @dataclass
@@ -151,29 +150,9 @@ def plan_target(
     and updates, the status, and the finalizer's removal after `finalized: true`. Raises
     ResponseError for attachments it cannot accept (then nothing is written)."""
     plan = TargetPlan()
-    by_kind = {(t.resource.api_version, t.resource.kind): t for t in types}
-    desired: dict[tuple[str, str, str], tuple[AttachmentType, Obj]] = {}
-    problems = []
-    for i, item in enumerate(response.attachments):
-        kind = by_kind.get((str(item["apiVersion"]), str(item["kind"])))
-        if kind is None:
-            problems.append(
-                f"attachments[{i}]: {item['kind']} ({item['apiVersion']}) is not one of the "
-                "controller's attachments"
-            )
-            continue
-        wanted = _as_attachment(controller, target, target_resource, kind, item)
-        same_namespace = namespace_of(wanted) == namespace_of(target)
-        if kind.resource.namespaced and target_resource.namespaced and not same_namespace:
-            problems.append(
-                f"attachments[{i}]: {identity(wanted)} is not in the target's namespace "
-                f"{namespace_of(target)}"
-            )
-            continue
-        desired[(kind.key, namespace_of(wanted), name_of(wanted))] = (kind, wanted)
-    if problems:
-        raise ResponseError("finalize" if finalizing else "sync", problems)
-
+    desired = _desired_attachments(controller, target_resource, target, types, response)
+    if isinstance(desired, list):
+        raise ResponseError("finalize" if finalizing else "sync", desired)
     target_after = _target_update(controller, target, target_resource, response, finalizing)
     if target_after is not None:
         plan.actions.append(
@@ -185,42 +164,18 @@ def plan_target(
                 "labels, annotations or finalizer",
             )
         )
+    attachments = ChildrenDiff()
     for kind in types:
-        for obj in observed.get(kind.key, []):
-            key = (kind.key, namespace_of(obj), name_of(obj))
-            if key not in desired and not is_deleting(obj):
-                plan.actions.append(
-                    Action(ActionKind.DELETE, kind.resource, obj, None, "no longer desired")
-                )
-    current = {
-        (kind.key, namespace_of(o), name_of(o)): o
-        for kind in types
-        for o in observed.get(kind.key, [])
-    }
-    for key, (kind, wanted) in desired.items():
-        existing = current.get(key)
-        if existing is None:
-            plan.actions.append(strategy.create(kind.resource, wanted, "desired, missing"))
-            continue
-        if is_deleting(existing):
-            plan.waits.append(f"{identity(existing)} is being deleted before it is created again")
-            continue
-        update = strategy.update(kind.resource, existing, wanted, "differs from desired")
-        method = kind.rule.update_method
-        if not update.changed or method is UpdateMethod.ON_DELETE:
-            plan.actions += update.upkeep
-        elif method is UpdateMethod.IN_PLACE:
-            plan.actions += update.actions
-        elif method is UpdateMethod.RECREATE:
-            plan.actions.append(
-                Action(
-                    ActionKind.DELETE,
-                    kind.resource,
-                    existing,
-                    None,
-                    RECREATE_REASON,
-                )
-            )
+        diff_children(
+            kind,
+            {object_key(obj): obj for obj in observed.get(kind.key, [])},
+            desired.get(kind.key, {}),
+            attachments,
+            strategy=strategy,
+            stale_reason="no longer desired",
+        )
+    plan.actions += attachments.actions
+    plan.waits += attachments.waits
     if response.status is not None and target_resource.has_status:
         wanted_status = copy.deepcopy(response.status)
         if not json_equal(target.get("status"), wanted_status):
@@ -239,6 +194,41 @@ def plan_target(
             Action(ActionKind.REMOVE_FINALIZER, target_resource, target, after, "finalized")
         )
     return plan
+
+
+def _desired_attachments(
+    controller: DecoratorController,
+    target_resource: ResourceInfo,
+    target: Obj,
+    types: list[AttachmentType],
+    response: DecoratorResponse,
+) -> dict[str, dict[str, Obj]] | list[str]:
+    """The hook's attachments completed, by type key then object key; or the problems."""
+    by_kind = {(t.resource.api_version, t.resource.kind): t for t in types}
+    desired: dict[str, dict[str, Obj]] = {}
+    problems = []
+    for i, item in enumerate(response.attachments):
+        kind = by_kind.get((str(item["apiVersion"]), str(item["kind"])))
+        if kind is None:
+            problems.append(
+                f"attachments[{i}]: {item['kind']} ({item['apiVersion']}) is not one of the "
+                "controller's attachments"
+            )
+            continue
+        wanted = _as_attachment(controller, target, target_resource, kind, item)
+        same_namespace = namespace_of(wanted) == namespace_of(target)
+        if kind.resource.namespaced and target_resource.namespaced and not same_namespace:
+            problems.append(
+                f"attachments[{i}]: {identity(wanted)} is not in the target's namespace "
+                f"{namespace_of(target)}"
+            )
+            continue
+        of_kind = desired.setdefault(kind.key, {})
+        if object_key(wanted) in of_kind:
+            problems.append(f"attachments[{i}]: {identity(wanted)} is listed twice")
+            continue
+        of_kind[object_key(wanted)] = wanted
+    return problems or desired
 
 
 def _target_update(

@@ -11,3 +11,9 @@ def relative_key(parent_namespaced: bool, obj: Obj) -> str:
     if not parent_namespaced and namespace:
         return f"{namespace}/{name_of(obj)}"
     return name_of(obj)
+
+
+def object_key(obj: Obj) -> str:
+    """`namespace/name`, or `name` for a cluster-scoped object: unique within one resource."""
+    namespace = namespace_of(obj)
+    return f"{namespace}/{name_of(obj)}" if namespace else name_of(obj)

@@ -9,17 +9,25 @@ and the other keys go on.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.controller import UpdateMethod
+from reconcile.api.controller import OwnedRule
 from reconcile.api.map_controller import MapController
-from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
-from reconcile.engine.keys import relative_key
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.children import (
+    Blocked,
+    ChildrenDiff,
+    OwnedType,
+    diff_children,
+    problem,
+    wait,
+)
+from reconcile.engine.keys import object_key, relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
-from reconcile.engine.owned import OwnedType
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
@@ -59,7 +67,7 @@ def map_key(obj: Obj) -> str:
 
 
 # An output rule resolved through discovery.
-OutputType = OwnedType
+OutputType = OwnedType[OwnedRule]
 
 
 @dataclass(frozen=True)
@@ -358,139 +366,124 @@ def plan_parent_outputs(
         for key in keys:
             plans[key].problems.append(f"{kind} {where} is an output of both {names}")
 
-    # What each key deletes (only keys with no problems act).
-    deleted: set[OutputId] = set()
     holders: dict[OutputId, tuple[str, str]] = {}  # every existing output -> key, input
     for key, by_type in observed.items():
         for output_type in ctx.output_types:
             for obj in by_type.get(output_type.key, []):
                 holders[_output_id(output_type, obj)] = (key, input_named(obj))
-    has_tombstone = ctx.controller.hooks.tombstone is not None
+    deleted: set[OutputId] = set()  # what the keys that act delete
     for item in detached:
         plan = plans[item.key] = KeyPlan(item.key, item.input)
         kept = _kept_ids(ctx, item, observed.get(item.key, {}), plan)
-        if plan.problems:
-            continue
-        for output_type in ctx.output_types:
-            for obj in observed.get(item.key, {}).get(output_type.key, []):
-                if _output_id(output_type, obj) in kept or is_deleting(obj):
-                    continue
-                deleted.add(_output_id(output_type, obj))
-                plan.actions.append(
-                    Action(
-                        ActionKind.DELETE,
-                        output_type.resource,
-                        obj,
-                        None,
-                        "its input is gone"
-                        + (", not kept by the tombstone hook" if has_tombstone else ""),
-                        group=item.input,
-                    )
-                )
+        if not plan.problems:
+            _delete_detached(ctx, plan, kept, observed.get(item.key, {}), deleted)
     for key, desired in wanted.items():
-        plan = plans[key]
-        if plan.problems:
-            continue
-        for output_type in ctx.output_types:
-            for obj in observed.get(key, {}).get(output_type.key, []):
-                output_id = _output_id(output_type, obj)
-                if output_id in desired or is_deleting(obj):
-                    continue
-                deleted.add(output_id)
-                plan.actions.append(
-                    Action(
-                        ActionKind.DELETE,
-                        output_type.resource,
-                        obj,
-                        None,
-                        "not in the map hook's outputs",
-                        group=plan.input,
-                    )
-                )
+        if not plans[key].problems:
+            deleted |= _stale_ids(ctx, desired, observed.get(key, {}))
     for key, desired in wanted.items():
         plan = plans[key]
         if not plan.problems:
-            _creates_and_updates(ctx, plan, desired, observed, holders, deleted, plans, lookup)
+            occupant = _occupant(plan, holders, deleted, plans, lookup)
+            _diff_outputs(ctx, plan, desired, observed.get(key, {}), occupant)
     return list(plans.values())
 
 
-def _creates_and_updates(
+def _delete_detached(
     ctx: MapContext,
     plan: KeyPlan,
-    desired: dict[OutputId, _Desired],
-    observed: Mapping[str, Mapping[str, list[Obj]]],
-    holders: dict[OutputId, tuple[str, str]],
+    kept: set[OutputId],
+    observed: Mapping[str, list[Obj]],
     deleted: set[OutputId],
-    plans: dict[str, KeyPlan],
-    lookup: Lookup,
 ) -> None:
-    mine = {
-        _output_id(t, obj): obj
-        for t in ctx.output_types
-        for obj in observed.get(plan.key, {}).get(t.key, [])
-    }
-    creates: list[Action] = []
-    updates: list[Action] = []
-    problems: list[str] = []
-    for output_id, wanted in desired.items():
-        resource = wanted.output_type.resource
-        existing = mine.get(output_id)
-        if existing is None:
-            holder = holders.get(output_id)
-            if holder is not None:
-                other = plans[holder[0]].input if holder[0] in plans else holder[1]
-                if output_id in deleted:
-                    plan.waits.append(
-                        f"{identity(wanted.obj)} (an output of {other}) is deleted before it "
-                        f"is created for {plan.input}"
-                    )
-                else:
-                    problems.append(
-                        f"{identity(wanted.obj)} is an output of both {plan.input} and {other}"
-                    )
+    tombstone = ctx.controller.hooks.tombstone is not None
+    reason = "its input is gone" + (", not kept by the tombstone hook" if tombstone else "")
+    for output_type in ctx.output_types:
+        for obj in observed.get(output_type.key, []):
+            if _output_id(output_type, obj) in kept or is_deleting(obj):
                 continue
-            found = lookup(*output_id)
-            if found is not None:
-                if is_deleting(found):
-                    plan.waits.append(f"{identity(found)} is being deleted before it is created")
-                else:
-                    problems.append(
-                        f"{identity(found)} exists and is not an output of this parent; "
-                        "outputs are never adopted"
-                    )
-                continue
-            creates.append(
-                ctx.strategy.create(resource, wanted.obj, "desired, missing", group=plan.input)
-            )
-            continue
-        if is_deleting(existing):
-            plan.waits.append(f"{identity(existing)} is being deleted before it is created again")
-            continue
-        update = ctx.strategy.update(
-            resource, existing, wanted.obj, "differs from desired", group=plan.input
-        )
-        method = wanted.output_type.rule.update_method
-        if not update.changed or method is UpdateMethod.ON_DELETE:
-            updates += update.upkeep
-        elif method is UpdateMethod.IN_PLACE:
-            updates += update.actions
-        elif method is UpdateMethod.RECREATE:
+            deleted.add(_output_id(output_type, obj))
             plan.actions.append(
-                Action(
-                    ActionKind.DELETE,
-                    resource,
-                    existing,
-                    None,
-                    RECREATE_REASON,
-                    group=plan.input,
-                )
+                Action(ActionKind.DELETE, output_type.resource, obj, None, reason, group=plan.input)
             )
-    if problems:
-        plan.problems += problems
+
+
+def _stale_ids(
+    ctx: MapContext, desired: Mapping[OutputId, _Desired], observed: Mapping[str, list[Obj]]
+) -> set[OutputId]:
+    """The key's outputs its map hook no longer returns (deleted when the key acts)."""
+    return {
+        _output_id(output_type, obj)
+        for output_type in ctx.output_types
+        for obj in observed.get(output_type.key, [])
+        if _output_id(output_type, obj) not in desired and not is_deleting(obj)
+    }
+
+
+def _occupant(
+    plan: KeyPlan,
+    holders: Mapping[OutputId, tuple[str, str]],
+    deleted: set[OutputId],
+    plans: Mapping[str, KeyPlan],
+    lookup: Lookup,
+) -> Callable[[OutputType, Obj], Blocked | None]:
+    """What stands in the way of creating an output: another key's output of that name (a wait
+    while that key deletes it), or any other object (outputs are never adopted)."""
+
+    def occupant(output_type: OutputType, obj: Obj) -> Blocked | None:
+        output_id = _output_id(output_type, obj)
+        holder = holders.get(output_id)
+        if holder is not None:
+            other = plans[holder[0]].input if holder[0] in plans else holder[1]
+            if output_id in deleted:
+                return wait(
+                    f"{identity(obj)} (an output of {other}) is deleted before it is created "
+                    f"for {plan.input}"
+                )
+            return problem(f"{identity(obj)} is an output of both {plan.input} and {other}")
+        found = lookup(*output_id)
+        if found is None:
+            return None
+        if is_deleting(found):
+            return wait(f"{identity(found)} is being deleted before it is created")
+        return problem(
+            f"{identity(found)} exists and is not an output of this parent; outputs are never "
+            "adopted"
+        )
+
+    return occupant
+
+
+def _diff_outputs(
+    ctx: MapContext,
+    plan: KeyPlan,
+    desired: Mapping[OutputId, _Desired],
+    observed: Mapping[str, list[Obj]],
+    occupant: Callable[[OutputType, Obj], Blocked | None],
+) -> None:
+    """The key's deletes, creates and updates; none when anything stands in the way."""
+    outputs = ChildrenDiff()
+    for output_type in ctx.output_types:
+        diff_children(
+            output_type,
+            {object_key(obj): obj for obj in observed.get(output_type.key, [])},
+            {
+                object_key(item.obj): item.obj
+                for item in desired.values()
+                if item.output_type.key == output_type.key
+            },
+            outputs,
+            strategy=ctx.strategy,
+            stale_reason="not in the map hook's outputs",
+            occupant=functools.partial(occupant, output_type),
+            group=plan.input,
+        )
+    if outputs.problems:
+        plan.problems += outputs.problems
         plan.actions = []
         plan.waits = []
         return
-    plan.actions += creates + updates
+    plan.actions += outputs.actions
+    plan.waits += outputs.waits
 
 
 # -- status --------------------------------------------------------------------------------
