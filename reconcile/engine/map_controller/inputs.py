@@ -1,0 +1,189 @@
+"""A MapController's inputs: their map keys, which a parent selects, the outputs grouped by
+key, and the hooks' requests and responses."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reconcile.api.controller import OwnedRule
+from reconcile.api.map_controller import MapController
+from reconcile.engine.children import (
+    OwnedType,
+)
+from reconcile.engine.keys import relative_key
+from reconcile.engine.responses import ResponseError, object_list
+from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
+from reconcile.objects.meta import (
+    Obj,
+    annotations_of,
+    controller_ref,
+    identity,
+    labels_of,
+    name_of,
+    namespace_of,
+    split_api_version,
+    uid_of,
+)
+from reconcile.objects.resource import ResourceInfo
+from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+
+MAP_KEY_LABEL = "metacontroller.k8s.io/map-key"
+# The input an output was made from, readable (`Kind namespace/name`); the label is opaque.
+MAP_INPUT_ANNOTATION = "metacontroller.k8s.io/map-input"
+
+# (output type key, namespace, name): one output object.
+OutputId = tuple[str, str, str]
+# Finds an existing object by (output type key, namespace, name) in the pass's snapshot.
+Lookup = Callable[[str, str, str], Obj | None]
+
+
+def map_key(obj: Obj) -> str:
+    """The input's opaque key: a digest of its API group, kind, namespace, name and uid (a new
+    object of the same name is another input). 40 hex digits: a valid label value."""
+    group = split_api_version(str(obj.get("apiVersion") or ""))[0]
+    parts = (group, str(obj.get("kind") or ""), namespace_of(obj), name_of(obj), uid_of(obj))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
+
+
+# An output rule resolved through discovery.
+OutputType = OwnedType[OwnedRule]
+
+
+@dataclass(frozen=True)
+class MapInput:
+    resource: ResourceInfo
+    obj: Obj
+    key: str
+
+    @property
+    def name(self) -> str:
+        return identity(self.obj)
+
+
+@dataclass(frozen=True)
+class MapContext:
+    controller: MapController
+    parent: Obj
+    parent_resource: ResourceInfo
+    output_types: tuple[OutputType, ...]
+    strategy: ApplyStrategy = CLIENT_SIDE
+
+    @property
+    def namespaced(self) -> bool:
+        return self.parent_resource.namespaced
+
+    def output_type(self, api_version: str, kind: str) -> OutputType | None:
+        return next(
+            (
+                t
+                for t in self.output_types
+                if t.resource.api_version == api_version and t.resource.kind == kind
+            ),
+            None,
+        )
+
+
+class SelectorProblem(ValueError):
+    """The parent's `spec.selector` cannot be read: nothing is done for the parent."""
+
+
+def input_selector(parent: Obj) -> LabelSelector:
+    """The parent's duck-typed `spec.selector`; missing or empty selects every input."""
+    spec = parent.get("spec")
+    raw = spec.get("selector") if isinstance(spec, dict) else None
+    try:
+        return label_selector_from_spec(raw, "spec.selector")
+    except SelectorError as exc:
+        raise SelectorProblem(str(exc)) from exc
+
+
+def select_inputs(
+    parent: Obj, selector: LabelSelector, candidates: list[tuple[ResourceInfo, list[Obj]]]
+) -> list[MapInput]:
+    """The inputs of a parent: candidates (already limited to its namespace) that match the
+    selector, except the parent's own objects (an output is never its own parent's input)."""
+    parent_uid = uid_of(parent)
+    selected = []
+    for resource, objects in candidates:
+        for obj in objects:
+            ref = controller_ref(obj)
+            if ref is not None and ref.get("uid") == parent_uid:
+                continue
+            if selector.matches(obj):
+                selected.append(MapInput(resource, obj, map_key(obj)))
+    return selected
+
+
+def outputs_by_key(
+    types: tuple[OutputType, ...], controlled: Mapping[str, list[Obj]]
+) -> dict[str, dict[str, list[Obj]]]:
+    """The parent's outputs (objects it controls that carry a map key), by key then type."""
+    grouped: dict[str, dict[str, list[Obj]]] = {}
+    for output_type in types:
+        for obj in controlled.get(output_type.key, []):
+            key = labels_of(obj).get(MAP_KEY_LABEL)
+            if key:
+                grouped.setdefault(key, {}).setdefault(output_type.key, []).append(obj)
+    return grouped
+
+
+def _keyed(ctx: MapContext, outputs: Mapping[str, list[Obj]]) -> dict[str, dict[str, Obj]]:
+    return {
+        t.key: {relative_key(ctx.namespaced, o): o for o in outputs.get(t.key, [])}
+        for t in ctx.output_types
+    }
+
+
+def map_request(
+    ctx: MapContext, item: MapInput, outputs: Mapping[str, list[Obj]]
+) -> dict[str, Any]:
+    return {
+        "controller": ctx.controller.raw,
+        "parent": ctx.parent,
+        "mapKey": item.key,
+        "input": item.obj,
+        "outputs": _keyed(ctx, outputs),
+    }
+
+
+def tombstone_request(
+    ctx: MapContext, key: str, outputs: Mapping[str, list[Obj]]
+) -> dict[str, Any]:
+    return {
+        "controller": ctx.controller.raw,
+        "parent": ctx.parent,
+        "mapKey": key,
+        "outputs": _keyed(ctx, outputs),
+    }
+
+
+def parse_outputs(data: Any, hook: str) -> list[Obj]:
+    """`{outputs: [objects]}` from a map or tombstone hook (null or absent: none)."""
+    if not isinstance(data, dict):
+        raise ResponseError(hook, ["the response must be a JSON object"])
+    problems: list[str] = []
+    outputs = object_list(data.get("outputs"), "outputs", problems)
+    if problems:
+        raise ResponseError(hook, problems)
+    return outputs
+
+
+_UNNAMED = "an input that is gone"
+
+
+def input_named(output: Obj) -> str:
+    """The input an output was made from, as its annotation names it."""
+    return annotations_of(output).get(MAP_INPUT_ANNOTATION) or _UNNAMED
+
+
+def detached_input(outputs: Mapping[str, list[Obj]]) -> str:
+    """The input a detached group was made from, as its outputs' annotation names it."""
+    names = (input_named(obj) for group in outputs.values() for obj in group)
+    return next((name for name in names if name != _UNNAMED), _UNNAMED)
+
+
+def output_id_of(output_type: OutputType, obj: Obj) -> OutputId:
+    return (output_type.key, namespace_of(obj), name_of(obj))
