@@ -23,7 +23,7 @@ from reconcile.engine.children import (
 from reconcile.engine.keys import relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
-from reconcile.engine.responses import SyncResponse
+from reconcile.engine.responses import ParentError, SyncResponse
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import (
@@ -43,7 +43,7 @@ from reconcile.objects.selectors import LabelSelector, SelectorError, label_sele
 CONTROLLER_UID_LABEL = "controller-uid"
 
 
-class PlanError(ValueError):
+class PlanError(ParentError):
     """The parent cannot be synced; `problems` says why. Nothing is changed for it."""
 
     def __init__(self, parent: Obj, problems: list[str]) -> None:

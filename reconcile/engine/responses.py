@@ -10,7 +10,12 @@ from reconcile.objects.names import metadata_problems
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 
 
-class ResponseError(ValueError):
+class ParentError(ValueError):
+    """A parent that cannot be synced as it is (its spec, or what the hooks made of it):
+    nothing is changed for it, and the other parents go on."""
+
+
+class ResponseError(ParentError):
     """A hook answered with something unusable; `problems` lists each one."""
 
     def __init__(self, hook: str, problems: list[str]) -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
 from reconcile.api.composite import CompositeController
 from reconcile.api.hooks import HookSpec
-from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError, is_transient
+from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
-from reconcile.config import Shard
 from reconcile.engine.composite import (
     ChildType,
     Context,
@@ -29,7 +28,6 @@ from reconcile.engine.composite import (
 )
 from reconcile.engine.ownership import ClaimResult
 from reconcile.engine.responses import (
-    ResponseError,
     SyncResponse,
     parse_customize_response,
     parse_sync_response,
@@ -45,14 +43,11 @@ from reconcile.engine.rollout import (
     plan_rollout,
     rollout_response,
 )
-from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
-from reconcile.runner.controller_pass import ControllerPass
-from reconcile.runner.execute import Executor
+from reconcile.runner.controller_pass import ControllerKind, PassEnv, Refused
 from reconcile.runner.hookcall import call_hook
-from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import (
     ControllerError,
@@ -60,8 +55,7 @@ from reconcile.runner.resolving import (
     parent_resource,
     within_parent_scope,
 )
-from reconcile.runner.results import ControllerResult, ParentResult
-from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.results import ParentResult
 
 
 @dataclass(frozen=True)
@@ -98,107 +92,71 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
     return Resolved(parent, tuple(children), revisions)
 
 
-class CompositeRunner(ControllerPass):
-    """Syncs the parents of one controller in one pass, `workers` at a time."""
+@dataclass(frozen=True)
+class ParentWork:
+    parent: Obj
+    mode: Mode
+    rivals: tuple[str, ...] = ()  # other controllers selecting the parent too
+
+
+class CompositeKind(ControllerKind[ParentWork]):
+    """A CompositeController's part of a pass: its parents by mode, each synced through its
+    sync or finalize hook (and rolled out when a child rule rolls)."""
+
+    kind = "CompositeController"
 
     def __init__(
         self,
-        cluster: Cluster,
-        hooks: HookCaller,
-        executor: Executor,
-        snapshot: Snapshot,
-        workers: int,
-        progress: Progress | None = None,
-        *,
-        budget: Budget | None = None,
-        shard: Shard | None = None,
+        env: PassEnv,
+        controller: CompositeController,
+        contested: Mapping[str, list[str]] | None = None,
     ) -> None:
-        super().__init__(cluster, hooks, executor, snapshot, workers, budget=budget, shard=shard)
-        self.progress = progress or NoProgress()
+        """`contested`: parent uid -> the controllers that select it; such a parent gets an
+        error naming them all."""
+        super().__init__(env, controller.name, controller.resync_period)
+        self.controller = controller
+        self.contested = contested or {}
+        self.cluster, self.snapshot, self.executor = env.cluster, env.snapshot, env.executor
 
-    def run(
-        self, controller: CompositeController, contested: dict[str, list[str]] | None = None
-    ) -> ControllerResult:
-        """Sync every parent of `controller`, except those another controller selects too
-        (`contested`: parent uid -> controller names), which get an error naming both."""
-        result = ControllerResult(
-            controller.name, resync_period=controller.resync_period, kind="CompositeController"
-        )
-        try:
-            self.budget.check(f"CompositeController {controller.name}")
-            resolved = resolve(self.cluster, controller)
-            parents = self.snapshot.objects(resolved.parent)
-        except BudgetExhausted:
-            result.stopped = True  # the run stopped before this controller's turn
-            return result
-        except (ControllerError, ApiError) as exc:
-            result.errors.append(str(exc))
-            result.transient = is_transient(exc) or is_transient(exc.__cause__)
-            return result
-        work = [(p, mode_for(controller, p)) for p in parents if self.shard.owns(p)]
-        work = [(p, m) for p, m in work if m is not Mode.SKIP]
-        self.progress.start(controller.name, len(work))
-        contested = contested or {}
+    def prepare(self, scope: ExitStack) -> list[ParentWork]:
+        self.resolved = resolve(self.cluster, self.controller)
+        work = []
+        for parent in self.snapshot.objects(self.resolved.parent):
+            mode = mode_for(self.controller, parent)
+            if mode is Mode.SKIP or not self.env.shard.owns(parent):
+                continue
+            rivals = self.contested.get(uid_of(parent), []) if mode is Mode.SYNC else []
+            work.append(ParentWork(parent, mode, tuple(rivals)))
+        return work
 
-        def sync(parent: Obj, mode: Mode) -> ParentResult | None:
-            if self.budget.expired:
-                return None  # counted as not synced: the run is stopping
-            rivals = contested.get(uid_of(parent)) if mode is Mode.SYNC else None
-            if rivals:
-                return self._refuse_contested(controller, parent, mode, rivals)
-            return self._sync(controller, resolved, parent, mode)
+    def parent(self, work: ParentWork) -> Obj:
+        return work.parent
 
-        if self.workers == 1 or len(work) <= 1:
-            synced = [sync(p, m) for p, m in work]
-        else:
-            with ThreadPoolExecutor(self.workers, thread_name_prefix="parent") as pool:
-                synced = list(pool.map(lambda pm: sync(*pm), work))
-        result.parents = [p for p in synced if p is not None]
-        result.not_synced = len(synced) - len(result.parents)
-        return result
+    def begin(self, work: ParentWork) -> ParentResult:
+        return ParentResult(self.name, identity(work.parent), work.mode.value)
 
-    def _refuse_contested(
-        self, controller: CompositeController, parent: Obj, mode: Mode, rivals: list[str]
-    ) -> ParentResult:
-        result = ParentResult(controller.name, identity(parent), mode.value)
-        result.errors.append(
-            f"{result.parent}: selected by more than one CompositeController "
-            f"({', '.join(rivals)}: their parentResource.labelSelectors all match); none of "
-            "them syncs it until the selectors are made disjoint"
-        )
-        self.progress.advance()
-        return result
-
-    # -- one parent ----------------------------------------------------------------------------
-
-    def _sync(
-        self, controller: CompositeController, resolved: Resolved, parent: Obj, mode: Mode
-    ) -> ParentResult:
-        result = ParentResult(controller.name, identity(parent), mode.value)
+    def sync(self, work: ParentWork, result: ParentResult) -> None:
+        if work.rivals:
+            raise Refused(
+                f"selected by more than one CompositeController ({', '.join(work.rivals)}: "
+                "their parentResource.labelSelectors all match); none of them syncs it until "
+                "the selectors are made disjoint"
+            )
+        resolved = self.resolved
         ctx = Context(
-            controller, parent, resolved.parent, resolved.children, self.executor.strategy
+            self.controller, work.parent, resolved.parent, resolved.children, self.executor.strategy
         )
-        try:
-            if resolved.revisions is not None and mode is Mode.SYNC:
-                self._sync_rolling(ctx, resolved.revisions, result)
-            else:
-                # A parent being finalized tears down at its current spec: no rollout then.
-                self._sync_parent(ctx, mode, result)
-        except BudgetExhausted as exc:
-            result.interrupt(exc)
-            self.progress.advance()
-            return result
-        except (HookError, ResponseError, PlanError, ApiError) as exc:
-            self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
-        except RecursionError:  # input nested deeper than some step can follow: its parent's
-            self.executor.sync_failed(parent, result, "an object nested too deeply to process")
+        if resolved.revisions is not None and work.mode is Mode.SYNC:
+            self._sync_rolling(ctx, resolved.revisions, result)
+        else:
+            # A parent being finalized tears down at its current spec: no rollout then.
+            self._sync_parent(ctx, work.mode, result)
+
+    def after(self, work: ParentWork, result: ParentResult) -> None:
         if result.rollout is not None and result.rollout.moved:
             self.executor.record_event(
-                parent, "RolloutStep", result.rollout.describe(), normal=True
+                work.parent, "RolloutStep", result.rollout.describe(), normal=True
             )
-        self.executor.record_outcome(parent, result)
-        self.progress.advance()
-        return result
 
     def _sync_parent(self, ctx: Context, mode: Mode, result: ParentResult) -> None:
         if mode is Mode.REMOVE_FINALIZER:
@@ -284,7 +242,7 @@ class CompositeRunner(ControllerPass):
     def _call(
         self, hook: HookSpec, request: dict[str, Any], result: ParentResult
     ) -> dict[str, Any]:
-        response: dict[str, Any] = call_hook(self.hooks, hook, request, result)
+        response: dict[str, Any] = call_hook(self.env.hooks, hook, request, result)
         return response
 
     def _lookup(self, ctx: Context) -> Lookup:

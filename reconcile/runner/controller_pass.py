@@ -1,32 +1,155 @@
-"""What a pass of one controller works with: the cluster, the hooks, the run's executor, the
-pass's snapshot, how many workers, and the run's time budget."""
+"""One pass of one controller, of any kind: the flow every kind shares.
+
+The pass checks the budget, lets the kind resolve its resources and pick its parents from the
+pass's snapshot (its shard's only), then syncs each parent, `workers` at a time. One parent's
+sync is written once here: its result, the errors that stop it (a hook, an answer, a plan, the
+API), the budget running out, and the Events for its outcome. The kind supplies only what
+differs (`ControllerKind`): what it lists, how it builds its requests, how it plans from the
+answers. A DecoratorController's parents are its targets."""
 
 from __future__ import annotations
 
-from reconcile.budget import Budget
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import Shard
-from reconcile.hooks import HookCaller
+from reconcile.engine.responses import ParentError
+from reconcile.hooks import HookCaller, HookError
+from reconcile.objects.meta import Obj
 from reconcile.runner.execute import Executor
+from reconcile.runner.progress import NoProgress, Progress
+from reconcile.runner.resolving import ControllerError
+from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
+Work = TypeVar("Work")
 
-class ControllerPass:
-    def __init__(
-        self,
-        cluster: Cluster,
-        hooks: HookCaller,
-        executor: Executor,
-        snapshot: Snapshot,
-        workers: int,
-        *,
-        budget: Budget | None = None,
-        shard: Shard | None = None,
-    ) -> None:
-        self.cluster = cluster
-        self.hooks = hooks
-        self.executor = executor
-        self.snapshot = snapshot
-        self.workers = max(1, workers)
-        self.budget = budget or Budget()
-        self.shard = shard or Shard()
+# What stops one parent's sync and is reported on it (the others go on).
+PARENT_ERRORS = (HookError, ParentError, ApiError)
+
+
+@dataclass(frozen=True)
+class PassEnv:
+    """What every controller's pass works with: the cluster, the hooks, the run's executor,
+    the pass's snapshot, how many parents at a time, the run's budget and its shard."""
+
+    cluster: Cluster
+    hooks: HookCaller
+    executor: Executor
+    snapshot: Snapshot
+    workers: int = 1
+    budget: Budget = field(default_factory=Budget)
+    shard: Shard = field(default_factory=Shard)
+    progress: Progress = field(default_factory=NoProgress)
+
+
+class Refused(Exception):
+    """A parent the kind will not sync this pass (reported on it, no Event: nothing was
+    tried)."""
+
+
+class ControllerKind(ABC, Generic[Work]):
+    """A controller kind's part of a pass over one controller. `Work` is what one parent's
+    sync needs (the parent, and what the kind decided for it while listing)."""
+
+    kind: str  # "CompositeController", ...
+
+    def __init__(self, env: PassEnv, name: str, resync_period: float | None) -> None:
+        self.env = env
+        self.name = name
+        self.resync_period = resync_period
+
+    @property
+    def where(self) -> str:
+        return f"{self.kind} {self.name}"
+
+    @abstractmethod
+    def prepare(self, scope: ExitStack) -> list[Work]:
+        """Resolve the resources and pick this pass's parents (ControllerError, ApiError:
+        the controller does nothing this pass). `scope` closes when the pass ends."""
+
+    @abstractmethod
+    def parent(self, work: Work) -> Obj: ...
+
+    @abstractmethod
+    def begin(self, work: Work) -> ParentResult:
+        """The parent's empty result, naming its mode."""
+
+    @abstractmethod
+    def sync(self, work: Work, result: ParentResult) -> None:
+        """Call the hooks, plan, execute; raise what stops the parent (PARENT_ERRORS)."""
+
+    def after(self, work: Work, result: ParentResult) -> None:
+        """After a sync, before its outcome's Events: the kind's own Events."""
+
+
+def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
+    """Sync every parent of one controller; what stops the controller is its result's error."""
+    env = kind.env
+    result = ControllerResult(kind.name, resync_period=kind.resync_period, kind=kind.kind)
+    with ExitStack() as scope:
+        try:
+            env.budget.check(kind.where)
+            work = kind.prepare(scope)
+        except BudgetExhausted:
+            result.stopped = True  # the run stopped before this controller's turn
+            return result
+        except ControllerError as exc:
+            result.errors.append(str(exc))
+            result.transient = is_transient(exc.__cause__)
+            return result
+        except ApiError as exc:
+            result.errors.append(f"{kind.where}: {exc}")
+            result.transient = is_transient(exc)
+            return result
+        env.progress.start(kind.name, len(work))
+
+        def sync(item: Work) -> ParentResult | None:
+            if env.budget.expired:
+                return None  # counted as not synced: the run is stopping
+            synced = sync_parent(kind, item)
+            env.progress.advance()
+            return synced
+
+        synced = _fan_out(sync, work, env.workers)
+    result.parents = [p for p in synced if p is not None]
+    result.not_synced = len(synced) - len(result.parents)
+    return result
+
+
+def sync_parent(kind: ControllerKind[Work], work: Work) -> ParentResult:
+    """One parent's sync: the kind's steps, and what any error means for the parent."""
+    executor, parent = kind.env.executor, kind.parent(work)
+    result = kind.begin(work)
+    try:
+        kind.sync(work, result)
+    except Refused as exc:
+        result.errors.append(f"{result.parent}: {exc}")
+        return result
+    except BudgetExhausted as exc:
+        result.interrupt(exc)
+        return result
+    except PARENT_ERRORS as exc:
+        executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
+    except RecursionError:  # input nested deeper than some step can follow: its parent's
+        executor.sync_failed(parent, result, "an object nested too deeply to process")
+    kind.after(work, result)
+    executor.record_outcome(parent, result)
+    return result
+
+
+R = TypeVar("R")
+
+
+def _fan_out(call: Callable[[Work], R], work: list[Work], workers: int) -> list[R]:
+    if workers <= 1 or len(work) <= 1:
+        return [call(item) for item in work]
+    with ThreadPoolExecutor(workers, thread_name_prefix="parent") as pool:
+        return list(pool.map(call, work))

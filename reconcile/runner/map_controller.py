@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from reconcile.api.map_controller import MapController
 from reconcile.budget import BudgetExhausted
-from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.map_controller import (
     DetachedKey,
@@ -22,7 +22,6 @@ from reconcile.engine.map_controller import (
     MapContext,
     MapInput,
     OutputType,
-    SelectorProblem,
     aggregated_status,
     detached_input,
     input_selector,
@@ -39,15 +38,14 @@ from reconcile.engine.responses import ResponseError
 from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
-from reconcile.runner.controller_pass import ControllerPass
+from reconcile.runner.controller_pass import ControllerKind, PassEnv
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.resolving import (
-    ControllerError,
     discover,
     parent_resource,
     within_parent_scope,
 )
-from reconcile.runner.results import ActionResult, ControllerResult, ParentResult
+from reconcile.runner.results import ActionResult, ParentResult
 
 _T = TypeVar("_T")
 
@@ -76,85 +74,55 @@ def resolve(cluster: Cluster, controller: MapController) -> Resolved:
     return Resolved(parent, inputs, tuple(outputs))
 
 
-class MapRunner(ControllerPass):
-    """Syncs the parents of one MapController in one pass."""
+class MapKind(ControllerKind[Obj]):
+    """A MapController's part of a pass: its parents, each with its hook calls (on a pool
+    shared by the pass) and the writes for each of its map keys."""
 
-    def run(self, controller: MapController) -> ControllerResult:
-        result = ControllerResult(
-            controller.name, resync_period=controller.resync_period, kind="MapController"
+    kind = "MapController"
+
+    def __init__(self, env: PassEnv, controller: MapController) -> None:
+        super().__init__(env, controller.name, controller.resync_period)
+        self.controller = controller
+
+    def prepare(self, scope: ExitStack) -> list[Obj]:
+        self.resolved = resolve(self.env.cluster, self.controller)
+        self.calls = scope.enter_context(
+            ThreadPoolExecutor(self.env.workers, thread_name_prefix="map-call")
         )
-        try:
-            self.budget.check(f"MapController {controller.name}")
-            resolved = resolve(self.cluster, controller)
-            parents = [
-                p
-                for p in self.snapshot.objects(resolved.parent)
-                if not is_deleting(p) and self.shard.owns(p)
-            ]
-        except BudgetExhausted:
-            result.stopped = True
-            return result
-        except ControllerError as exc:
-            result.errors.append(str(exc))
-            result.transient = is_transient(exc.__cause__)
-            return result
-        except ApiError as exc:
-            result.errors.append(f"MapController {controller.name}: {exc.message}")
-            result.transient = is_transient(exc)
-            return result
-        with (
-            ThreadPoolExecutor(self.workers, thread_name_prefix="map-call") as calls,
-            ThreadPoolExecutor(self.workers, thread_name_prefix="map-parent") as pool,
-        ):
+        return [
+            p
+            for p in self.env.snapshot.objects(self.resolved.parent)
+            if not is_deleting(p) and self.env.shard.owns(p)
+        ]
 
-            def sync(parent: Obj) -> ParentResult | None:
-                if self.budget.expired:
-                    return None
-                return _ParentSync(self, controller, resolved, parent, calls).run()
+    def parent(self, work: Obj) -> Obj:
+        return work
 
-            synced = list(pool.map(sync, parents))
-        result.parents = [p for p in synced if p is not None]
-        result.not_synced = len(synced) - len(result.parents)
-        return result
+    def begin(self, work: Obj) -> ParentResult:
+        return ParentResult(self.name, identity(work), "map")
+
+    def sync(self, work: Obj, result: ParentResult) -> None:
+        _ParentSync(self, work, result).sync()
 
 
 class _ParentSync:
-    """One parent's pass: its hook calls and the writes for each of its map keys."""
+    """One parent's hook calls and the writes for each of its map keys."""
 
-    def __init__(
-        self,
-        runner: MapRunner,
-        controller: MapController,
-        resolved: Resolved,
-        parent: Obj,
-        calls: ThreadPoolExecutor,
-    ) -> None:
-        self.runner = runner
-        self.snapshot = runner.snapshot
-        self.executor = runner.executor
-        self.calls = calls
-        self.resolved = resolved
+    def __init__(self, kind: MapKind, parent: Obj, result: ParentResult) -> None:
+        env = kind.env
+        self.env, self.snapshot, self.executor = env, env.snapshot, env.executor
+        self.calls = kind.calls
+        self.resolved = kind.resolved
         self.ctx = MapContext(
-            controller, parent, resolved.parent, resolved.outputs, runner.executor.strategy
+            kind.controller,
+            parent,
+            kind.resolved.parent,
+            kind.resolved.outputs,
+            env.executor.strategy,
         )
-        self.result = ParentResult(controller.name, identity(parent), "map")
+        self.result = result
 
-    def run(self) -> ParentResult:
-        result, parent = self.result, self.ctx.parent
-        try:
-            self._sync()
-        except BudgetExhausted as exc:
-            result.interrupt(exc)
-            return result
-        except (SelectorProblem, ResponseError, ApiError) as exc:
-            self.executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
-        except RecursionError:  # input nested deeper than some step can follow: its parent's
-            self.executor.sync_failed(parent, result, "an object nested too deeply to process")
-            return result
-        self.executor.record_outcome(parent, result)
-        return result
-
-    def _sync(self) -> None:
+    def sync(self) -> None:
         ctx, snapshot = self.ctx, self.snapshot
         selector = input_selector(ctx.parent)
         namespace = namespace_of(ctx.parent) if ctx.namespaced else None
@@ -199,14 +167,14 @@ class _ParentSync:
             self.executor.execute([status], self.result.actions)
 
     def _submit(self, call: Callable[..., _T], *args: Any) -> Future[_T] | None:
-        if self.runner.budget.expired:
+        if self.env.budget.expired:
             return None
         return self.calls.submit(call, *args)
 
     def _answer(self, future: Future[list[Obj]] | None, what: str) -> list[Obj] | None:
         """A hook's outputs, or None after recording why not (this key then changes nothing)."""
         if future is None:
-            raise BudgetExhausted(what, self.runner.budget.why())
+            raise BudgetExhausted(what, self.env.budget.why())
         try:
             return future.result()
         except (HookError, ResponseError) as exc:
@@ -219,14 +187,14 @@ class _ParentSync:
     def _map(self, item: MapInput, outputs: dict[str, list[Obj]]) -> list[Obj]:
         hook = self.ctx.controller.hooks.map
         request = map_request(self.ctx, item, outputs)
-        return parse_outputs(call_hook(self.runner.hooks, hook, request, self.result), "map")
+        return parse_outputs(call_hook(self.env.hooks, hook, request, self.result), "map")
 
     def _tombstone(self, key: str, outputs: dict[str, list[Obj]]) -> list[Obj]:
         hook = self.ctx.controller.hooks.tombstone
         if hook is None:
             return []  # no tombstone hook: detached outputs are deleted
         request = tombstone_request(self.ctx, key, outputs)
-        return parse_outputs(call_hook(self.runner.hooks, hook, request, self.result), "tombstone")
+        return parse_outputs(call_hook(self.env.hooks, hook, request, self.result), "tombstone")
 
     def _lookup(self, type_key: str, namespace: str, name: str) -> Obj | None:
         output_type = next(t for t in self.ctx.output_types if t.key == type_key)

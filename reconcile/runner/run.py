@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError
@@ -24,15 +25,16 @@ from reconcile.engine.applyset import ApplySetRef
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
 from reconcile.runner.collector import thaw
-from reconcile.runner.composite import CompositeRunner
+from reconcile.runner.composite import CompositeKind
 from reconcile.runner.contested import contested_parents
-from reconcile.runner.decorator import DecoratorRunner
+from reconcile.runner.controller_pass import ControllerKind, PassEnv, run_pass
+from reconcile.runner.decorator import DecoratorKind
 from reconcile.runner.execute import Executor
 from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
-from reconcile.runner.map_controller import MapRunner
+from reconcile.runner.map_controller import MapKind
 from reconcile.runner.preview import PreviewCluster
-from reconcile.runner.progress import Progress
+from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import LoadedControllers, load_controllers
@@ -273,17 +275,25 @@ class Runner:
             self.settings.page_size,
             keep_managers=managers_to_keep(executor.strategy.server_side),
         )
-        shared = (self.cluster, self.hooks, executor, snapshot, self.settings.workers)
-        budget, shard = self.budget, self.settings.shard
-        runner = CompositeRunner(*shared, self.progress, budget=budget, shard=shard)
+        env = PassEnv(
+            self.cluster,
+            self.hooks,
+            executor,
+            snapshot,
+            max(1, self.settings.workers),
+            self.budget,
+            self.settings.shard,
+            self.progress or NoProgress(),
+        )
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
-        result = PassResult(number, [runner.run(c, contested) for c in loaded.composite])
-        decorators = DecoratorRunner(*shared, budget=budget, shard=shard)
-        result.controllers += [decorators.run(d) for d in loaded.decorator]
-        maps = MapRunner(*shared, budget=budget, shard=shard)
-        result.controllers += [maps.run(m) for m in loaded.map]
+        kinds: list[ControllerKind[Any]] = [
+            *(CompositeKind(env, c, contested) for c in loaded.composite),
+            *(DecoratorKind(env, d) for d in loaded.decorator),
+            *(MapKind(env, m) for m in loaded.map),
+        ]
+        result = PassResult(number, [run_pass(kind) for kind in kinds])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

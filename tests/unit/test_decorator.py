@@ -157,7 +157,8 @@ def test_a_target_of_two_rules_is_one_target() -> None:
     """Two rules over one resource: a target either selects is synced once per pass."""
     from reconcile.cluster.memory import MemoryCluster
     from reconcile.hooks import HookCaller
-    from reconcile.runner.decorator import DecoratorRunner
+    from reconcile.runner.controller_pass import PassEnv, run_pass
+    from reconcile.runner.decorator import DecoratorKind
     from reconcile.runner.execute import Executor
     from reconcile.runner.snapshot import Snapshot
 
@@ -175,8 +176,6 @@ def test_a_target_of_two_rules_is_one_target() -> None:
     body["spec"]["attachments"] = []
     body["spec"]["hooks"] = {"sync": {"command": {"argv": ["true"]}}}
     controller = parse_decorator_controller(body)
-    runner = DecoratorRunner(
-        cluster, HookCaller(), Executor(cluster, dry_run=True), Snapshot(cluster), workers=1
-    )
-    result = runner.run(controller)
+    env = PassEnv(cluster, HookCaller(), Executor(cluster, dry_run=True), Snapshot(cluster))
+    result = run_pass(DecoratorKind(env, controller))
     assert [p.parent for p in result.parents] == ["ConfigMap default/both"]

@@ -14,7 +14,7 @@ from reconcile.engine.children import (
     OwnedType,
 )
 from reconcile.engine.keys import relative_key
-from reconcile.engine.responses import ResponseError, object_list
+from reconcile.engine.responses import ParentError, ResponseError, object_list
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import (
     Obj,
@@ -86,7 +86,7 @@ class MapContext:
         )
 
 
-class SelectorProblem(ValueError):
+class SelectorProblem(ParentError):
     """The parent's `spec.selector` cannot be read: nothing is done for the parent."""
 
 
