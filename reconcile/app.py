@@ -20,9 +20,10 @@ from types import FrameType
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError
-from reconcile.cluster.memory import ManifestError, MemoryCluster
+from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReportTarget, RunConfig
+from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.runner.local import controller_dirs, seeded_cluster

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reconcile.cluster.memory import MemoryCluster, load_manifests
+from reconcile.cluster.memory import MemoryCluster
 from reconcile.crds import CRD_FILES
+from reconcile.files.seed import load_manifests
 from reconcile.runner.sources import yaml_documents
 
 

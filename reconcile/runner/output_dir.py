@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.memory.manifests import dump_entries, to_yaml
+from reconcile.files.dump import dump_entries, to_yaml
 from reconcile.objects.secrets import is_secret
 
 log = logging.getLogger(__name__)

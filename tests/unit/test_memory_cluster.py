@@ -23,10 +23,12 @@ from reconcile.cluster.errors import (
     MethodNotAllowed,
     NotFound,
 )
-from reconcile.cluster.memory import ManifestError, MemoryCluster, dump_objects, load_manifests
+from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.memory.paging import encode_continue
 from reconcile.cluster.protocol import list_all
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
+from reconcile.files.dump import dump_objects
+from reconcile.files.seed import ManifestError, load_manifests
 from reconcile.runner.output_dir import prepare_output_dir
 
 START = datetime(2021, 3, 4, 5, 6, 7, tzinfo=UTC)

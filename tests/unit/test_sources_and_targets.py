@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.cluster.memory import MemoryCluster, load_manifests
+from reconcile.cluster.memory import MemoryCluster
 from reconcile.config import ReportTarget
 from reconcile.crds import CRD_FILES
+from reconcile.files.seed import load_manifests
 from reconcile.report.targets import parse_report_file
 from reconcile.runner.sources import load_controllers
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster.memory import ManifestError, MemoryCluster, load_manifests
-from reconcile.cluster.memory.manifests import to_yaml
+from reconcile.cluster.memory import MemoryCluster
+from reconcile.files.dump import to_yaml
+from reconcile.files.seed import ManifestError, load_manifests
 from reconcile.objects.yamltext import YamlError, load_documents
 from reconcile.runner.sources import yaml_documents
 

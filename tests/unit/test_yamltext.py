@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster.memory import ManifestError, MemoryCluster, load_manifests
+from reconcile.cluster.memory import MemoryCluster
+from reconcile.files.seed import ManifestError, load_manifests
 from reconcile.objects.yamltext import MAX_EXPANDED_VALUES, YamlError, load_documents
 from reconcile.runner.sources import yaml_documents
 from tests.support.cli import measured_command

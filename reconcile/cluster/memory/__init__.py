@@ -1,8 +1,8 @@
 """The in-process `memory` backend: a Kubernetes API server of a chosen release (`releases`;
 default the newest supported) with its garbage collector and namespace controller, in memory.
 
-It is the embedded default (`reconcile --local DIR`, with `manifests.load_manifests` /
-`manifests.dump_objects`) and the fast test backend. Known differences from a real cluster:
+It is the embedded default (`reconcile --local DIR`, seeded and dumped by `reconcile.files`)
+and the fast test backend. Known differences from a real cluster:
 
 - built-in kinds are decoded against the release's OpenAPI schemas, defaulted and validated
   (`admission`, `defaults`, `builtin_rules`), but only the rules listed there are checked;
@@ -23,6 +23,5 @@ It is the embedded default (`reconcile --local DIR`, with `manifests.load_manife
 """
 
 from reconcile.cluster.memory.cluster import MemoryCluster
-from reconcile.cluster.memory.manifests import ManifestError, dump_objects, load_manifests
 
-__all__ = ["ManifestError", "MemoryCluster", "dump_objects", "load_manifests"]
+__all__ = ["MemoryCluster"]

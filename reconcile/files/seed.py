@@ -1,10 +1,7 @@
-"""Loading YAML/JSON manifests into a cluster, and dumping a memory cluster back to files.
-
-`load_manifests` creates namespaces first, then CRDs, then everything else with owners before
-their dependents; owner references are re-pointed at the uids the owners get on this load (a
-dump leaves uids out). `dump_entries` gives one stable YAML document per object and its file's
-place (`reconcile.runner.output_dir` writes them: the object store of `reconcile --local`).
-"""
+"""Seeding a cluster from manifest files: every object of a file or directory created, namespaces
+first, then CRDs, then everything else with owners before their dependents. Owner references are
+re-pointed at the uids the owners get on this load (a dump leaves uids out). Works through the
+Cluster protocol, on either backend."""
 
 from __future__ import annotations
 
@@ -13,35 +10,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from reconcile.cluster.errors import AlreadyExists, ApiError
 from reconcile.cluster.memory import builtin
-from reconcile.cluster.memory.cluster import MemoryCluster
 from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
-from reconcile.files import manifest_files, read_documents
+from reconcile.files.reader import manifest_files, read_documents
 from reconcile.objects.meta import (
-    DELETION_METADATA,
     SERVER_OWNED_METADATA,
     identity,
     metadata,
     owner_references,
     split_api_version,
 )
-from reconcile.objects.yamltext import YamlError, needs_quotes
+from reconcile.objects.yamltext import YamlError
 
-try:
-    from yaml import CSafeDumper as _Dumper
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-
-CLUSTER_DIR = "_cluster"
-
-# server-owned metadata a load ignores, and what a dump leaves out (a deleting object stays so)
+# server-owned metadata a load ignores
 _IGNORED_ON_LOAD = tuple(sorted(SERVER_OWNED_METADATA))
-SERVER_METADATA = tuple(sorted(SERVER_OWNED_METADATA - DELETION_METADATA))
 
 
 class ManifestError(Exception):
@@ -53,34 +38,6 @@ class ManifestError(Exception):
         self.objects = objects
         count = f"{len(failures)} manifest{'s' if len(failures) != 1 else ''}"
         super().__init__(f"{count} failed to load:\n" + "\n".join(f"  {f}" for f in failures))
-
-
-# --- YAML --------------------------------------------------------------------------------------
-
-
-class _ManifestDumper(_Dumper):
-    pass
-
-
-def _represent_str(dumper: _ManifestDumper, value: str) -> yaml.ScalarNode:
-    """Multi-line strings as blocks; strings that kubectl would read as something else when
-    unquoted (`n`, `0o755`) quoted."""
-    style = "|" if "\n" in value else ("'" if needs_quotes(value) else None)
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_ManifestDumper.add_representer(str, _represent_str)
-
-
-def to_yaml(obj: Obj) -> str:
-    return yaml.dump(
-        obj,
-        Dumper=_ManifestDumper,
-        sort_keys=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=100,
-    )
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -327,82 +284,3 @@ def load_manifests(
     if loading.failures:
         raise ManifestError([text for _, text in sorted(loading.failures)], loading.created)
     return loading.created
-
-
-# --- dumping -----------------------------------------------------------------------------------
-
-
-def dump_form(group_resource: str, obj: Obj) -> Obj:
-    """An object as a dump stores it: no server-owned metadata and no owner uids (a load sets
-    them again), no CRD status (the server computes it)."""
-    out: Obj = clone(obj)
-    meta = out.get("metadata")
-    if isinstance(meta, dict):
-        for key in SERVER_METADATA:
-            meta.pop(key, None)
-        for ref in owner_references(out):
-            ref.pop("uid", None)
-    if group_resource == builtin.CRDS:
-        out.pop("status", None)
-    return out
-
-
-def dump_path(directory: Path, group_resource: str, obj: Obj) -> Path:
-    """`<namespace or _cluster>/<group_resource>/<name>.yaml` under `directory`."""
-    meta = metadata(obj)
-    return (
-        directory
-        / str(meta.get("namespace") or CLUSTER_DIR)
-        / group_resource
-        / f"{meta.get('name')}.yaml"
-    )
-
-
-_NOT_STATE = frozenset({"events", "events.events.k8s.io"})
-
-
-def dump_entries(
-    cluster: MemoryCluster, *, include_builtin_namespaces: bool = False
-) -> list[tuple[Path, Obj]]:
-    """(path relative to the dump's directory, object in dump form) for every object a dump
-    writes; the built-in namespaces (`default`, ...) only when asked. Events are a record of
-    the run, not state: they are left out."""
-    entries: list[tuple[Path, Obj]] = []
-    for group_resource, obj in cluster.objects_by_resource():
-        if group_resource in _NOT_STATE:
-            continue
-        if (
-            group_resource == builtin.NAMESPACES
-            and metadata(obj).get("name") in builtin.BUILTIN_NAMESPACES
-            and not include_builtin_namespaces
-        ):
-            continue
-        entries.append((dump_path(Path(), group_resource, obj), dump_form(group_resource, obj)))
-    return entries
-
-
-def dump_objects(
-    cluster: MemoryCluster,
-    directory: str | os.PathLike[str],
-    *,
-    include_builtin_namespaces: bool = False,
-) -> list[Path]:
-    """Write every object as YAML, one file per object (see `dump_path`), leaving files whose
-    content is unchanged untouched; removes nothing. Returns the paths of all objects' files.
-
-    A plain dump into a directory the caller owns (tests, tools): `reconcile --output-dir`
-    writes through `reconcile.runner.output_dir`, which also removes what its previous dump
-    wrote and this one did not, and never a file it did not write.
-    """
-    root = Path(directory)
-    written: list[Path] = []
-    for relative, obj in dump_entries(
-        cluster, include_builtin_namespaces=include_builtin_namespaces
-    ):
-        target = root / relative
-        text = to_yaml(obj)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
-        written.append(target)
-    return written
