@@ -5,7 +5,7 @@ It is the embedded default (`reconcile --local DIR`, seeded and dumped by `recon
 and the fast test backend. Known differences from a real cluster:
 
 - built-in kinds are decoded against the release's OpenAPI schemas, defaulted and validated
-  (`admission`, `defaults`, `builtin_rules`), but only the rules listed there are checked;
+  (`admission`, and per kind family `kinds`), but only the rules listed there are checked;
   custom resources are pruned, defaulted and validated by their CRD's schema, but not every
   schema keyword is checked (see `schema`);
 - `managedFields` and server-side apply follow structured-merge-diff (`ownership`) for the

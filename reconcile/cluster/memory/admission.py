@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 from reconcile.cluster.errors import BadRequest
-from reconcile.cluster.memory import builtin_rules, defaults
+from reconcile.cluster.memory import kinds
 from reconcile.cluster.memory import validation as v
+from reconcile.cluster.memory.kinds.services import note_allocations
 from reconcile.cluster.memory.releases import Release
 from reconcile.cluster.types import Obj, ResourceInfo
 
@@ -19,41 +19,37 @@ log = logging.getLogger(__name__)
 
 
 class BuiltinAdmission:
+    """Decoding by the release's schemas, then each kind's rules (`kinds.RULES`)."""
+
     def __init__(self, release: Release) -> None:
         self.release = release
-        self.defaulter = defaults.Defaulter(release.minor)
+        self.context = kinds.Context(release.minor)
 
     def create(self, info: ResourceInfo, body: Obj, name: str, services: Iterable[Obj]) -> None:
         """Decode, default and validate a new object in place (raises BadRequest / Invalid)."""
+        rules = kinds.rules_for(info.group_resource)
         schema_errors = self._decode(info, body, name)
         if info.group_resource == "services":
-            self._note_allocations(services)
-        self.defaulter.apply(info.group_resource, body)
-        self.defaulter.protect(info.group_resource, body)
-        errors = builtin_rules.create_errors(info.group_resource, body)
-        v.raise_invalid(info, name, _merged(schema_errors, errors))
+            note_allocations(list(services), self.context)
+        rules.default(body, self.context)
+        rules.on_create(body)
+        v.raise_invalid(info, name, _merged(schema_errors, rules.errors(body)))
 
     def update(self, info: ResourceInfo, stored: Obj, body: Obj, name: str) -> None:
+        rules = kinds.rules_for(info.group_resource)
         schema_errors = self._decode(info, body, name)
-        group_resource = info.group_resource
-        if group_resource == "services":
-            defaults.keep_allocations(stored, body)
-        if group_resource == "jobs.batch":
-            defaults.keep_job_selector(stored, body)
-        self.defaulter.apply(group_resource, body)
-        if group_resource == "daemonsets.apps":
-            defaults.next_template_generation(stored, body)
-        errors = builtin_rules.update_errors(group_resource, stored, body, self.release.minor)
+        rules.keep(stored, body)
+        rules.default(body, self.context)
+        rules.after_update(stored, body)
+        errors = rules.errors(body) + rules.update_errors(stored, body, self.release.minor)
         v.raise_invalid(info, name, _merged(schema_errors, errors))
 
     def created(self, info: ResourceInfo, body: Obj) -> None:
         """What the create strategy sets once the object has its uid."""
-        if info.group_resource == "jobs.batch":
-            uid = str(body["metadata"]["uid"])
-            defaults.assign_job_selector(body, uid, self.release.minor)
+        kinds.rules_for(info.group_resource).created(body, self.release.minor)
 
     def initial_status(self, info: ResourceInfo, body: Obj) -> Obj:
-        return self.defaulter.initial_status(info.group_resource, body)
+        return kinds.rules_for(info.group_resource).initial_status(body)
 
     def _decode(self, info: ResourceInfo, body: Obj, name: str) -> list[v.FieldError]:
         """Decode in place; returns the schema's field errors (refused with the others)."""
@@ -69,16 +65,6 @@ class BuiltinAdmission:
                 '%s "%s": unknown field "%s" (dropped by the API server)', info.kind, name, path
             )
         return outcome.errors
-
-    def _note_allocations(self, services: Iterable[Obj]) -> None:
-        ips: set[str] = set()
-        ports: set[int] = set()
-        for service in services:
-            spec: Any = service.get("spec") or {}
-            ips.update(str(ip) for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip)
-            ports.update(int(p["nodePort"]) for p in spec.get("ports") or [] if p.get("nodePort"))
-        self.defaulter.used_ips = ips
-        self.defaulter.used_node_ports = ports
 
 
 def _merged(first: list[v.FieldError], second: list[v.FieldError]) -> list[v.FieldError]:

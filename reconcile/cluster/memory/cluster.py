@@ -24,17 +24,16 @@ from reconcile.cluster.errors import (
     MethodNotAllowed,
     NotFound,
 )
-from reconcile.cluster.memory import builtin, crd, ownership, releases
+from reconcile.cluster.memory import builtin, crd, kinds, ownership, releases
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.admission import BuiltinAdmission
 from reconcile.cluster.memory.fields import field_matcher
-from reconcile.cluster.memory.lifecycle import NAMESPACE_FINALIZER, Lifecycle, finalizers_of
+from reconcile.cluster.memory.lifecycle import Lifecycle, finalizers_of
 from reconcile.cluster.memory.paging import decode_continue, encode_continue
 from reconcile.cluster.memory.registry import ResourceRegistry
 from reconcile.cluster.memory.schema import apply_schema
 from reconcile.cluster.memory.store import ObjectStore
 from reconcile.cluster.memory.util import (
-    as_dict,
     clone,
     clone_body,
     format_time,
@@ -420,9 +419,7 @@ class MemoryCluster:
                 details={"name": name, "group": info.group, "kind": info.resource},
             )
         if info.has_status:
-            if group_resource == builtin.NAMESPACES:
-                body["status"] = {"phase": "Active"}
-            elif group_resource == builtin.CRDS:
+            if group_resource == builtin.CRDS:
                 body["status"] = crd.initial_status(body, now)
             elif self._registry.is_custom(group_resource):
                 body.pop("status", None)
@@ -430,12 +427,6 @@ class MemoryCluster:
                 body["status"] = self._admission.initial_status(info, body)
         if self._registry.is_custom(group_resource):
             v.raise_invalid(info, name, apply_schema(self._schema(info), body))
-        if group_resource == builtin.NAMESPACES:
-            spec = as_dict(body.get("spec"))
-            finalizers = [str(f) for f in spec.get("finalizers") or []]
-            if NAMESPACE_FINALIZER not in finalizers:
-                finalizers.append(NAMESPACE_FINALIZER)
-            body["spec"] = {**spec, "finalizers": finalizers}
         body["apiVersion"] = storage.api_version
         body = fold_string_data(body)  # as the API server stores Secrets
         if (problem := undecodable_data(body)) is not None:
@@ -481,12 +472,6 @@ class MemoryCluster:
                 body["status"] = clone(stored["status"])
             else:
                 body.pop("status", None)
-        if group_resource == builtin.NAMESPACES:
-            stored_spec = as_dict(stored.get("spec"))
-            spec = as_dict(body.get("spec"))
-            body["spec"] = {k: val for k, val in spec.items() if k != "finalizers"}
-            if "finalizers" in stored_spec:
-                body["spec"]["finalizers"] = clone(stored_spec["finalizers"])
         errors = v.metadata_errors(meta)
         if self._is_builtin(group_resource):
             v.raise_invalid(info, str(meta["name"]), errors)
@@ -525,7 +510,7 @@ class MemoryCluster:
             k: val for k, val in new.items() if k not in ignored
         }:
             return True
-        if info.group_resource == builtin.DEPLOYMENTS:
+        if kinds.rules_for(info.group_resource).annotations_are_spec:
             return metadata(old).get("annotations") != metadata(new).get("annotations")
         return False
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from reconcile.cluster.memory import crd
 from reconcile.cluster.memory.builtin import CRDS, NAMESPACES
+from reconcile.cluster.memory.kinds.namespaces import NAMESPACE_FINALIZER
 from reconcile.cluster.memory.registry import ResourceRegistry
 from reconcile.cluster.memory.store import ObjectStore
 from reconcile.cluster.memory.util import as_dict, clone, string_list
@@ -22,7 +23,6 @@ from reconcile.objects.meta import is_deleting, metadata, owner_references
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
-NAMESPACE_FINALIZER = "kubernetes"
 
 
 def finalizers_of(obj: Obj) -> list[str]:
