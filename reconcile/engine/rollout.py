@@ -3,9 +3,9 @@ the latest revision next, and the ControllerRevision writes that record it.
 
 Two steps, with the runner's hook calls in between:
 
-1. `plan_revisions`: the latest revision (the parent's rolling fields now) and the live
-   revisions (the latest, and older ones that still have children); for each, the parent as the
-   sync hook must see it.
+1. `rollout_revisions.plan_revisions`: the latest revision (the parent's rolling fields now)
+   and the live revisions (the latest, and older ones that still have children); for each, the
+   parent as the sync hook must see it.
 2. `plan_rollout`: from each live revision's desired children, the observed children and the
    child rules: the revision writes (to execute BEFORE any child action), the desired children
    to hand to `composite.plan_parent` (each from the revision it belongs to), the parent's
@@ -45,21 +45,18 @@ from typing import Any
 
 from reconcile.api.controller import UpdateMethod
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.composite import ChildType, PlanError
+from reconcile.engine.composite import ChildType
 from reconcile.engine.responses import SyncResponse
 from reconcile.engine.revisions import (
     REVISION_RESOURCE,
     GroupKind,
     Revision,
-    RevisionError,
-    parent_patch,
-    patched_parent,
     readiness_problem,
-    revision_name,
 )
+from reconcile.engine.rollout_revisions import RevisionPlan
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_equal
-from reconcile.objects.meta import Obj, is_deleting, metadata, uid_of
+from reconcile.objects.meta import Obj, is_deleting
 from reconcile.objects.resource import ResourceInfo
 
 UPDATED_CONDITION = "Updated"
@@ -72,124 +69,6 @@ class RolloutReason(StrEnum):
     ON_LATEST = "OnLatestRevision"
     PROGRESSING = "RolloutProgressing"
     WAITING = "RolloutWaiting"
-
-
-# -- step 1: the revisions ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LiveRevision:
-    """A revision the sync hook is called for, with the parent as the hook sees it (the
-    parent's rolling fields replaced by the revision's patch)."""
-
-    revision: Revision
-    parent: Obj
-    latest: bool
-
-    @property
-    def name(self) -> str:
-        return self.revision.name
-
-
-@dataclass(frozen=True)
-class RevisionPlan:
-    parent: Obj
-    parent_resource: ResourceInfo
-    field_paths: tuple[str, ...]
-    selector_labels: dict[str, str]
-    live: tuple[LiveRevision, ...]  # the latest first, then older ones, newest first
-    retired: tuple[Revision, ...]  # observed but not live: plan_rollout deletes them
-
-    @property
-    def latest(self) -> Revision:
-        return self.live[0].revision
-
-    def hook_parents(self) -> dict[str, Obj]:
-        """Revision name -> the `parent` of that revision's sync request."""
-        return {live.name: live.parent for live in self.live}
-
-
-def _rolling_group_kinds(child_types: Sequence[ChildType]) -> set[GroupKind]:
-    return {
-        (t.resource.group, t.resource.kind) for t in child_types if t.rule.update_method.rolling
-    }
-
-
-def _newest_first(revisions: list[Revision]) -> list[Revision]:
-    by_name = sorted(revisions, key=lambda r: r.name)
-    return sorted(
-        by_name,
-        key=lambda r: str(metadata(r.raw or {}).get("creationTimestamp") or ""),
-        reverse=True,
-    )
-
-
-def plan_revisions(
-    parent: Obj,
-    parent_resource: ResourceInfo,
-    field_paths: Sequence[str],
-    observed_revisions: Sequence[Obj],
-    child_types: Sequence[ChildType],
-    selector_labels: Mapping[str, str],
-) -> RevisionPlan:
-    """The latest revision (observed with the same name, or with an equal patch, or new) and
-    the live revisions: the latest, then every older one that still has a child of a rolling
-    type not listed in a newer one. Observed revisions with the latest's patch are merged into
-    it; they and the ones left without children are `retired`. A malformed revision is a
-    PlanError: nothing is changed for the parent rather than losing its progress."""
-    paths = tuple(field_paths) or ("spec",)
-    patch = parent_patch(parent, paths)
-    name = revision_name(parent_resource, uid_of(parent), patch)
-    try:
-        parsed = [Revision.from_object(obj) for obj in observed_revisions]
-    except RevisionError as exc:
-        raise PlanError(parent, [str(exc)]) from exc
-
-    exact = [r for r in parsed if r.name == name]
-    equal = sorted(
-        (r for r in parsed if r.name != name and json_equal(r.patch, patch)),
-        key=lambda r: r.name,
-    )
-    if exact:
-        latest, duplicates = exact[0], equal
-    elif equal:
-        latest, duplicates = equal[0], equal[1:]
-    else:
-        latest, duplicates = Revision.new(parent_resource, parent, patch), []
-    merged: dict[GroupKind, list[str]] = {}
-    for revision in (latest, *duplicates):
-        for group_kind, names in revision.children.items():
-            merged.setdefault(group_kind, []).extend(names)
-    latest = latest.with_children(merged)
-
-    rolling = _rolling_group_kinds(child_types)
-    seen = {(gk, n) for gk, names in latest.children.items() if gk in rolling for n in names}
-    live = [LiveRevision(latest, parent, latest=True)]
-    retired = list(duplicates)
-    skip = {latest.name, *(r.name for r in duplicates)}
-    for revision in _newest_first([r for r in parsed if r.name not in skip]):
-        own = {
-            (gk, n)
-            for gk, names in revision.children.items()
-            if gk in rolling
-            for n in names
-            if (gk, n) not in seen
-        }
-        if own:
-            seen |= own
-            live.append(
-                LiveRevision(revision, patched_parent(parent, revision.patch, paths), latest=False)
-            )
-        else:
-            retired.append(revision)
-    return RevisionPlan(
-        parent=parent,
-        parent_resource=parent_resource,
-        field_paths=paths,
-        selector_labels=dict(selector_labels),
-        live=tuple(live),
-        retired=tuple(sorted(retired, key=lambda r: r.name)),
-    )
 
 
 # -- step 2: the rollout --------------------------------------------------------------------
@@ -325,139 +204,173 @@ def plan_rollout(
     missing = [live.name for live in revisions.live if live.name not in desired]
     if missing:
         raise ValueError(f"no desired children for revision(s) {', '.join(missing)}")
-    latest = revisions.latest.name
-    order = {t.key: i for i, t in enumerate(child_types)}
-    rolling = {t.key: t for t in child_types if t.rule.update_method.rolling}
-    by_group_kind: dict[GroupKind, ChildType] = {}
-    for t in child_types:
-        by_group_kind.setdefault((t.resource.group, t.resource.kind), t)
-
-    def wanted(revision: str, key: str) -> Mapping[str, Obj]:
-        return desired[revision].get(key) or {}
-
-    def observed(key: str, name: str) -> Obj | None:
-        return (observed_children.get(key) or {}).get(name)
-
-    def ref(key: str, name: str) -> ChildRef:
-        return ChildRef(key, rolling[key].resource.kind, name)
-
-    def ordered(keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        return sorted(keys, key=lambda k: (order[k[0]], _natural(k[1])))
-
-    # Which revision each child of a rolling type belongs to.
-    owners: dict[tuple[str, str], str] = {}
-    for live in revisions.live:
-        for group_kind, names in live.revision.children.items():
-            child_type = by_group_kind.get(group_kind)
-            if child_type is None or child_type.key not in rolling:
-                continue
-            for name in names:
-                child = (child_type.key, name)
-                if (
-                    child not in owners
-                    and name in wanted(latest, child_type.key)
-                    and name in wanted(live.name, child_type.key)
-                ):
-                    owners[child] = live.name
-    for key in rolling:
-        for name in wanted(latest, key):
-            owners.setdefault((key, name), latest)
-
-    moves: list[Move] = []
-
-    def move(child: tuple[str, str], changed: bool) -> None:
-        method = effective_method(rolling[child[0]].rule.update_method)
-        moves.append(Move(ref(*child), owners[child], latest, method, changed))
-        owners[child] = latest
-
-    pending = ordered([c for c, r in owners.items() if r != latest])
+    rollout = _Rollout(revisions, desired, observed_children, child_types, strategy)
     if move_unchanged:
-        for child in pending:
-            current = observed(*child)
+        rollout.move_unchanged()
+    was_pending = bool(rollout.pending())
+    blocker = rollout.blocker()
+    condition, waits = rollout.decide(blocker)
+    return rollout.plan(revision_resource, condition, waits, blocker if was_pending else None)
+
+
+Child = tuple[str, str]  # (child type key, relative name)
+
+
+class _Rollout:
+    """One decision's state: which revision each child of a rolling type belongs to
+    (`owners`), and the moves made so far."""
+
+    def __init__(
+        self,
+        revisions: RevisionPlan,
+        desired: Mapping[str, ChildMap],
+        observed_children: ChildMap,
+        child_types: Sequence[ChildType],
+        strategy: ApplyStrategy,
+    ) -> None:
+        self.revisions, self.desired, self.observed_children = revisions, desired, observed_children
+        self.child_types, self.strategy = child_types, strategy
+        self.latest = revisions.latest.name
+        self.order = {t.key: i for i, t in enumerate(child_types)}
+        self.rolling = {t.key: t for t in child_types if t.rule.update_method.rolling}
+        self.moves: list[Move] = []
+        self.owners = self._owners()
+
+    def wanted(self, revision: str, key: str) -> Mapping[str, Obj]:
+        return self.desired[revision].get(key) or {}
+
+    def observed(self, key: str, name: str) -> Obj | None:
+        return (self.observed_children.get(key) or {}).get(name)
+
+    def ref(self, key: str, name: str) -> ChildRef:
+        return ChildRef(key, self.rolling[key].resource.kind, name)
+
+    def ordered(self, children: Sequence[Child]) -> list[Child]:
+        return sorted(children, key=lambda k: (self.order[k[0]], _natural(k[1])))
+
+    def _owners(self) -> dict[Child, str]:
+        """A child stays with the newest live revision that lists it and whose desired state
+        (and the latest's) still has it; a new child belongs to the latest."""
+        by_group_kind: dict[GroupKind, ChildType] = {}
+        for t in self.child_types:
+            by_group_kind.setdefault((t.resource.group, t.resource.kind), t)
+        owners: dict[Child, str] = {}
+        for live in self.revisions.live:
+            for group_kind, names in live.revision.children.items():
+                child_type = by_group_kind.get(group_kind)
+                if child_type is None or child_type.key not in self.rolling:
+                    continue
+                for name in names:
+                    child = (child_type.key, name)
+                    if (
+                        child not in owners
+                        and name in self.wanted(self.latest, child_type.key)
+                        and name in self.wanted(live.name, child_type.key)
+                    ):
+                        owners[child] = live.name
+        for key in self.rolling:
+            for name in self.wanted(self.latest, key):
+                owners.setdefault((key, name), self.latest)
+        return owners
+
+    def pending(self) -> list[Child]:
+        return self.ordered([c for c, r in self.owners.items() if r != self.latest])
+
+    def move(self, child: Child, changed: bool) -> None:
+        method = effective_method(self.rolling[child[0]].rule.update_method)
+        self.moves.append(Move(self.ref(*child), self.owners[child], self.latest, method, changed))
+        self.owners[child] = self.latest
+
+    def move_unchanged(self) -> None:
+        """Children that already match the latest's desired state move at once."""
+        for child in self.pending():
+            current = self.observed(*child)
             if (
                 current is not None
                 and not is_deleting(current)
-                and strategy.up_to_date(current, wanted(latest, child[0])[child[1]])
+                and self.strategy.up_to_date(current, self.wanted(self.latest, child[0])[child[1]])
             ):
-                move(child, changed=False)
-        pending = [c for c in pending if owners[c] != latest]
+                self.move(child, changed=False)
 
-    def problem(child: tuple[str, str]) -> str | None:
+    def problem(self, child: Child) -> str | None:
         """What the child lacks at the revision it belongs to, or None when it is settled."""
         key, name = child
-        current = observed(key, name)
-        rule = rolling[key].rule
+        current = self.observed(key, name)
+        rule = self.rolling[key].rule
         if (
             current is not None
             and not is_deleting(current)
-            and not strategy.up_to_date(current, wanted(owners[child], key)[name])
+            and not self.strategy.up_to_date(current, self.wanted(self.owners[child], key)[name])
         ):
             return "to be updated"
         return readiness_problem(current, rule.update_method, rule.status_checks)
 
-    # The gate: every child already on the latest revision exists, is updated and ready.
-    blocker: str | None = None
-    for child in ordered([c for c, r in owners.items() if r == latest]):
-        found = problem(child)
-        if found is not None:
-            blocker = f"waiting for {ref(*child).describe()} {found}"
-            break
+    def blocker(self) -> str | None:
+        """The gate: every child already on the latest revision exists, is updated and
+        ready; else what the first one that is not waits for."""
+        for child in self.ordered([c for c, r in self.owners.items() if r == self.latest]):
+            found = self.problem(child)
+            if found is not None:
+                return f"waiting for {self.ref(*child).describe()} {found}"
+        return None
 
-    waits: list[str] = []
-    if not pending:
-        condition = _condition(RolloutReason.ON_LATEST, f"latest ControllerRevision: {latest}")
-    elif blocker is not None:
-        condition = _condition(RolloutReason.WAITING, blocker)
-        waits.append(blocker)
-    else:
+    def decide(self, blocker: str | None) -> tuple[dict[str, str], list[str]]:
+        """The `Updated` condition and the waits, moving one child when the gate is open."""
+        pending = self.pending()
+        if not pending:
+            latest = f"latest ControllerRevision: {self.latest}"
+            return _condition(RolloutReason.ON_LATEST, latest), []
+        if blocker is not None:
+            return _condition(RolloutReason.WAITING, blocker), [blocker]
         # A child that is already disrupted at its older revision (e.g. mid-update on a
         # revision the parent has since left) goes first: it is down anyway, and moving
         # another one would take a second child down.
-        chosen = next((c for c in pending if problem(c) is not None), pending[0])
-        move(chosen, changed=True)
-        condition = _condition(RolloutReason.PROGRESSING, f"updating {ref(*chosen).describe()}")
+        chosen = next((c for c in pending if self.problem(c) is not None), pending[0])
+        self.move(chosen, changed=True)
+        updating = f"updating {self.ref(*chosen).describe()}"
+        return _condition(RolloutReason.PROGRESSING, updating), []
 
-    # The revisions after this decision, and the writes that get them there.
-    children: dict[str, dict[GroupKind, list[str]]] = {live.name: {} for live in revisions.live}
-    for (key, name), revision in owners.items():
-        group_kind = (rolling[key].resource.group, rolling[key].resource.kind)
-        children[revision].setdefault(group_kind, []).append(name)
-    after = {live.name: live.revision.with_children(children[live.name]) for live in revisions.live}
-    writes, written = _writes(revisions, after, revision_resource)
-
-    out: dict[str, dict[str, Obj]] = {}
-    owner_map: dict[str, dict[str, str]] = {}
-    for t in child_types:
-        if t.key in rolling:
-            mine = ordered([c for c in owners if c[0] == t.key])
-            out[t.key] = {name: wanted(owners[(key, name)], key)[name] for key, name in mine}
-            owner_map[t.key] = {name: owners[(key, name)] for key, name in mine}
-        else:
-            out[t.key] = dict(wanted(latest, t.key))
-
-    kinds = {(t.resource.group, t.resource.kind): t.resource.kind for t in rolling.values()}
-    summaries = [
-        RevisionSummary(name, name == latest, tuple(_names(rev, kinds)), written.get(name))
-        for name, rev in after.items()
-    ] + [RevisionSummary(r.name, False, (), "delete") for r in revisions.retired]
-    summary = RolloutSummary(
-        latest=latest,
-        revisions=tuple(summaries),
-        on_latest=sum(1 for r in owners.values() if r == latest),
-        total=len(owners),
-        moved=tuple(m.child.describe() for m in moves),
-        waiting=blocker if pending else None,
-    )
-    return RolloutPlan(
-        latest=latest,
-        writes=writes,
-        desired=out,
-        owners=owner_map,
-        moves=moves,
-        condition=condition,
-        summary=summary,
-        waits=waits,
-    )
+    def plan(
+        self,
+        revision_resource: ResourceInfo,
+        condition: dict[str, str],
+        waits: list[str],
+        waiting: str | None,
+    ) -> RolloutPlan:
+        """The revisions after this decision, the writes that get them there, and each
+        child's desired state at the revision it belongs to."""
+        revisions, latest, rolling = self.revisions, self.latest, self.rolling
+        children: dict[str, dict[GroupKind, list[str]]] = {live.name: {} for live in revisions.live}
+        for (key, name), revision in self.owners.items():
+            group_kind = (rolling[key].resource.group, rolling[key].resource.kind)
+            children[revision].setdefault(group_kind, []).append(name)
+        after = {
+            live.name: live.revision.with_children(children[live.name]) for live in revisions.live
+        }
+        writes, written = _writes(revisions, after, revision_resource)
+        out: dict[str, dict[str, Obj]] = {}
+        owner_map: dict[str, dict[str, str]] = {}
+        for t in self.child_types:
+            if t.key in rolling:
+                mine = self.ordered([c for c in self.owners if c[0] == t.key])
+                out[t.key] = {n: self.wanted(self.owners[(k, n)], k)[n] for k, n in mine}
+                owner_map[t.key] = {n: self.owners[(k, n)] for k, n in mine}
+            else:
+                out[t.key] = dict(self.wanted(latest, t.key))
+        kinds = {(t.resource.group, t.resource.kind): t.resource.kind for t in rolling.values()}
+        summaries = [
+            RevisionSummary(name, name == latest, tuple(_names(rev, kinds)), written.get(name))
+            for name, rev in after.items()
+        ] + [RevisionSummary(r.name, False, (), "delete") for r in revisions.retired]
+        summary = RolloutSummary(
+            latest=latest,
+            revisions=tuple(summaries),
+            on_latest=sum(1 for r in self.owners.values() if r == latest),
+            total=len(self.owners),
+            moved=tuple(m.child.describe() for m in self.moves),
+            waiting=waiting,
+        )
+        return RolloutPlan(latest, writes, out, owner_map, self.moves, condition, summary, waits)
 
 
 def _condition(reason: RolloutReason, message: str) -> dict[str, str]:

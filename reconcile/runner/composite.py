@@ -39,10 +39,10 @@ from reconcile.engine.revisions import (
 )
 from reconcile.engine.rollout import (
     apply_child_types,
-    plan_revisions,
     plan_rollout,
     rollout_response,
 )
+from reconcile.engine.rollout_revisions import plan_revisions
 from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector

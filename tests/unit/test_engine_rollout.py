@@ -46,15 +46,14 @@ from reconcile.engine.revisions import (
 from reconcile.engine.rollout import (
     ChildRef,
     Move,
-    RevisionPlan,
     RolloutPlan,
     apply_child_types,
     effective_method,
-    plan_revisions,
     plan_rollout,
     rollout_response,
     set_condition,
 )
+from reconcile.engine.rollout_revisions import RevisionPlan, plan_revisions
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
