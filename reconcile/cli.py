@@ -6,25 +6,28 @@ No Kubernetes logic lives here.
 from __future__ import annotations
 
 import logging
-import math
 import os
-import re
 import sys
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from typer.core import TyperCommand
 
 from reconcile import __version__
-from reconcile.api.duration import parse_duration
 from reconcile.app import main_job
+from reconcile.cli_support import (
+    HELP,
+    Command,
+    StdoutReport,
+    check_combinations,
+    optional_finite_non_negative,
+    parse_selector_option,
+    parse_shard_option,
+    seconds,
+)
 from reconcile.cluster.memory.releases import (
     DEFAULT_VERSION,
-    UnsupportedVersion,
-    release,
     supported_versions,
 )
 from reconcile.config import (
@@ -40,106 +43,11 @@ from reconcile.config import (
     ReportSettings,
     ReportTarget,
     RunConfig,
-    Shard,
-    parse_shard,
 )
 from reconcile.logs import configure_logging
-from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.report.targets import parse_report_file
 
 log = logging.getLogger("reconcile")
-
-# typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
-UsageError: type[Exception] = typer.BadParameter.__mro__[1]
-
-HELP = (
-    "Run Metacontroller-style controllers once against a cluster, then exit.\n\n"
-    "The connection follows kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, "
-    "then the in-cluster service account when running in a Pod. --local runs against an "
-    "in-process cluster seeded from manifests instead.\n\n"
-    "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
-    "1 errors (usage errors included, and a run stopped by its --max-duration mid-pass); "
-    "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
-    "report of what was done is still written).\n\n"
-    "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
-    "Go durations (90s, 5m, 1h30m), at most a year."
-)
-
-
-class Command(TyperCommand):
-    """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
-    a CI step must never read a typo as pending changes."""
-
-    def make_context(
-        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
-    ) -> Any:
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except UsageError as exc:
-            exc.exit_code = 1  # type: ignore[attr-defined]
-            raise
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except UsageError as exc:
-            exc.exit_code = 1  # type: ignore[attr-defined]
-            raise
-
-
-LONGEST_DURATION = 365 * 24 * 3600.0
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-
-
-def _applyset_name(value: str) -> bool:
-    namespace, _, name = value.rpartition("/")
-    return bool(_DNS_SUBDOMAIN.match(name)) and (not namespace or bool(_DNS_LABEL.match(namespace)))
-
-
-def _seconds(*, allow_zero: bool = False) -> Any:
-    """A parser for a duration option: seconds or a Go duration, finite, above zero."""
-
-    def parse(value: str) -> float:
-        text = str(value).strip()
-        try:
-            seconds = float(text)
-        except ValueError:
-            try:
-                seconds = parse_duration(text)
-            except ValueError:
-                raise typer.BadParameter(
-                    f"{value!r} is not a duration (seconds such as 90 or 0.5, or a Go "
-                    "duration such as 90s, 5m, 1h30m)"
-                ) from None
-        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-            raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
-        if seconds > LONGEST_DURATION:
-            # Beyond a year is no batch run; bigger values overflow clocks and int32 fields
-            # (the Lease's leaseDurationSeconds) further down.
-            raise typer.BadParameter(f"{value!r}: must be at most a year (8760h)")
-        return seconds
-
-    return parse
-
-
-def _finite_non_negative(value: float) -> float:
-    if not math.isfinite(value) or value < 0:
-        raise typer.BadParameter(f"{value!r}: must be a finite number, 0 or more")
-    return value
-
-
-def _optional_finite_non_negative(value: float | None) -> float | None:
-    return None if value is None else _finite_non_negative(value)
-
-
-class StdoutReport(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    MARKDOWN = "markdown"
-    NONE = "none"
-
 
 app = typer.Typer(
     add_completion=False,
@@ -175,7 +83,7 @@ def run(
             help="A fixed client-side limit on API requests per second (0: no limit). Default: "
             "adaptive, from 50 per second, doubling while the server keeps up and halving on "
             "429, 503 or slow answers.",
-            callback=_optional_finite_non_negative,
+            callback=optional_finite_non_negative,
         ),
     ] = None,
     burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.", min=1)] = 100,
@@ -184,7 +92,7 @@ def run(
         typer.Option(
             "--request-timeout",
             help="How long one API request may take before it gives up (e.g. 30, 30s).",
-            parser=_seconds(),
+            parser=seconds(),
         ),
     ] = 30.0,
     log_level: Annotated[
@@ -228,7 +136,7 @@ def run(
             "--max-duration",
             help="The run's wall-clock limit (e.g. 300, 5m): passes continue (waits, resyncs) "
             "within it, and every wait (requests, retries, hooks) is bounded by what is left.",
-            parser=_seconds(),
+            parser=seconds(),
         ),
     ] = 300.0,
     poll_interval: Annotated[
@@ -236,7 +144,7 @@ def run(
         typer.Option(
             "--poll-interval",
             help="Between passes while waiting on the cluster (e.g. 2, 500ms).",
-            parser=_seconds(),
+            parser=seconds(),
         ),
     ] = 2.0,
     local: Annotated[
@@ -453,8 +361,8 @@ def run(
             prune_cascade=prune_cascade,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
-            shard=_shard(shard),
-            target_label_selector=_selector(target_label_selector),
+            shard=parse_shard_option(shard),
+            target_label_selector=parse_selector_option(target_label_selector),
             server_side_apply=apply_strategy is ApplyStrategyName.SERVER_SIDE,
             force_conflicts=force_conflicts,
         ),
@@ -487,36 +395,20 @@ def run(
         ),
         progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
     )
-    if output_dir and not local:
-        raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
-    if prune and not manifests:
-        raise typer.BadParameter("--prune needs --manifests", param_hint="--prune")
-    for flag, name in (
-        (prune_allow_shrink, "--prune-allow-shrink"),
-        (prune_cascade, "--prune-cascade"),
-    ):
-        if flag and not prune:
-            raise typer.BadParameter(f"{name} needs --prune", param_hint=name)
-    if not _applyset_name(applyset):
-        raise typer.BadParameter(
-            f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"
-        )
-    if lock is not None and not _applyset_name(lock):
-        raise typer.BadParameter(
-            f"{lock!r} is not [NAMESPACE/]NAME of a Lease", param_hint="--lock"
-        )
-    for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
-        if given is not None and not git_url:
-            raise typer.BadParameter(f"{option} needs --git", param_hint=option)
-    if kubernetes_version is not None:
-        if not local:
-            raise typer.BadParameter(
-                "--kubernetes-version needs --local", param_hint="--kubernetes-version"
-            )
-        try:
-            release(kubernetes_version)
-        except UnsupportedVersion as exc:
-            raise typer.BadParameter(str(exc), param_hint="--kubernetes-version") from exc
+    check_combinations(
+        local=bool(local),
+        output_dir=output_dir is not None,
+        manifests=bool(manifests),
+        prune=prune,
+        prune_allow_shrink=prune_allow_shrink,
+        prune_cascade=prune_cascade,
+        applyset=applyset,
+        lock=lock,
+        git=bool(git_url),
+        git_ref=git_ref,
+        git_cache=git_cache,
+        kubernetes_version=kubernetes_version,
+    )
     configure_logging(config.logging)
     _, code = main_job(config)
     raise typer.Exit(int(code))
@@ -528,22 +420,3 @@ def _color_default() -> bool:
 
 def main() -> None:
     app(prog_name="reconcile")
-
-
-def _shard(text: str | None) -> Shard:
-    if text is None:
-        return Shard()
-    try:
-        return parse_shard(text, os.environ.get("JOB_COMPLETION_INDEX"))
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--shard") from exc
-
-
-def _selector(text: str | None) -> str | None:
-    if text is None:
-        return None
-    try:
-        parse_label_selector(text)
-    except SelectorError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--target-label-selector") from exc
-    return text

@@ -1,0 +1,178 @@
+"""What the command line is made of besides its option list: the help text, usage errors that
+exit 1, option values (durations, names, the shard and selector options), and the combinations
+of options that need one another (each a usage error naming the option)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperCommand
+
+from reconcile.api.duration import parse_duration
+from reconcile.cluster.memory.releases import UnsupportedVersion, release
+from reconcile.config import Shard, parse_shard
+from reconcile.objects.selectors import SelectorError, parse_label_selector
+
+# typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
+UsageError: type[Exception] = typer.BadParameter.__mro__[1]
+
+HELP = (
+    "Run Metacontroller-style controllers once against a cluster, then exit.\n\n"
+    "The connection follows kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, "
+    "then the in-cluster service account when running in a Pod. --local runs against an "
+    "in-process cluster seeded from manifests instead.\n\n"
+    "Exit codes: 0 nothing pending (converged, or everything decided was applied); "
+    "1 errors (usage errors included, and a run stopped by its --max-duration mid-pass); "
+    "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
+    "report of what was done is still written).\n\n"
+    "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
+    "Go durations (90s, 5m, 1h30m), at most a year."
+)
+
+
+class Command(TyperCommand):
+    """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
+    a CI step must never read a typo as pending changes."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            exc.exit_code = 1  # type: ignore[attr-defined]
+            raise
+
+
+LONGEST_DURATION = 365 * 24 * 3600.0
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def applyset_name(value: str) -> bool:
+    namespace, _, name = value.rpartition("/")
+    return bool(_DNS_SUBDOMAIN.match(name)) and (not namespace or bool(_DNS_LABEL.match(namespace)))
+
+
+def seconds(*, allow_zero: bool = False) -> Any:
+    """A parser for a duration option: seconds or a Go duration, finite, above zero."""
+
+    def parse(value: str) -> float:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            try:
+                seconds = parse_duration(text)
+            except ValueError:
+                raise typer.BadParameter(
+                    f"{value!r} is not a duration (seconds such as 90 or 0.5, or a Go "
+                    "duration such as 90s, 5m, 1h30m)"
+                ) from None
+        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+            raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
+        if seconds > LONGEST_DURATION:
+            # Beyond a year is no batch run; bigger values overflow clocks and int32 fields
+            # (the Lease's leaseDurationSeconds) further down.
+            raise typer.BadParameter(f"{value!r}: must be at most a year (8760h)")
+        return seconds
+
+    return parse
+
+
+def finite_non_negative(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise typer.BadParameter(f"{value!r}: must be a finite number, 0 or more")
+    return value
+
+
+def optional_finite_non_negative(value: float | None) -> float | None:
+    return None if value is None else finite_non_negative(value)
+
+
+class StdoutReport(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    NONE = "none"
+
+
+def parse_shard_option(text: str | None) -> Shard:
+    if text is None:
+        return Shard()
+    try:
+        return parse_shard(text, os.environ.get("JOB_COMPLETION_INDEX"))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--shard") from exc
+
+
+def parse_selector_option(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        parse_label_selector(text)
+    except SelectorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--target-label-selector") from exc
+    return text
+
+
+def check_combinations(
+    *,
+    local: bool,
+    output_dir: bool,
+    manifests: bool,
+    prune: bool,
+    prune_allow_shrink: bool,
+    prune_cascade: bool,
+    applyset: str,
+    lock: str | None,
+    git: bool,
+    git_ref: str | None,
+    git_cache: Path | None,
+    kubernetes_version: str | None,
+) -> None:
+    """Options that need another one, and names that cannot be what they name."""
+    if output_dir and not local:
+        raise typer.BadParameter("--output-dir needs --local", param_hint="--output-dir")
+    if prune and not manifests:
+        raise typer.BadParameter("--prune needs --manifests", param_hint="--prune")
+    for flag, name in (
+        (prune_allow_shrink, "--prune-allow-shrink"),
+        (prune_cascade, "--prune-cascade"),
+    ):
+        if flag and not prune:
+            raise typer.BadParameter(f"{name} needs --prune", param_hint=name)
+    if not applyset_name(applyset):
+        raise typer.BadParameter(
+            f"{applyset!r} is not [NAMESPACE/]NAME of a ConfigMap", param_hint="--applyset"
+        )
+    if lock is not None and not applyset_name(lock):
+        raise typer.BadParameter(
+            f"{lock!r} is not [NAMESPACE/]NAME of a Lease", param_hint="--lock"
+        )
+    for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
+        if given is not None and not git:
+            raise typer.BadParameter(f"{option} needs --git", param_hint=option)
+    if kubernetes_version is not None:
+        if not local:
+            raise typer.BadParameter(
+                "--kubernetes-version needs --local", param_hint="--kubernetes-version"
+            )
+        try:
+            release(kubernetes_version)
+        except UnsupportedVersion as exc:
+            raise typer.BadParameter(str(exc), param_hint="--kubernetes-version") from exc
