@@ -36,19 +36,6 @@ class ApiError(Exception):
     def __str__(self) -> str:
         return f"{self.reason} ({self.status}): {self.message}"
 
-    def to_status(self) -> dict[str, Any]:
-        """The `metav1.Status` body an API server would send for this error."""
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "details": self.details,
-            "code": self.status,
-        }
-
 
 class BadRequest(ApiError):
     status = 400

@@ -50,13 +50,6 @@ class RequestStats:
                 totals[verb] += n
             return dict(sorted(totals.items()))
 
-    def by_verb_and_resource(self) -> dict[str, dict[str, int]]:
-        with self._lock:
-            out: dict[str, dict[str, int]] = {}
-            for (verb, resource), n in sorted(self._counts.items()):
-                out.setdefault(verb, {})[resource] = n
-            return out
-
     def count(self, verb: str | None = None, resource: str | None = None) -> int:
         with self._lock:
             return sum(

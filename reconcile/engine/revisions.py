@@ -289,14 +289,6 @@ class Revision:
             children.setdefault((group, kind), []).extend(names)
         return cls(name, copy.deepcopy(patch), normalize_children(children), obj)
 
-    @property
-    def is_new(self) -> bool:
-        return self.raw is None
-
-    @property
-    def child_count(self) -> int:
-        return sum(len(names) for names in self.children.values())
-
     def names(self, group: str, kind: str) -> tuple[str, ...]:
         return self.children.get((group, kind), ())
 
@@ -379,12 +371,6 @@ def failed_check(child: Obj, checks: Sequence[ConditionCheck]) -> ConditionCheck
     return None
 
 
-def condition_passes(child: Obj, checks: Sequence[ConditionCheck]) -> bool:
-    """Every check's condition type is in `status.conditions`, with the status and reason
-    asked for (when given)."""
-    return failed_check(child, checks) is None
-
-
 def readiness_problem(
     child: Obj | None, method: UpdateMethod, checks: Sequence[ConditionCheck]
 ) -> str | None:
@@ -410,9 +396,3 @@ def readiness_problem(
     if check is not None:
         return f"to pass {describe_check(check)}"
     return None
-
-
-def child_ready(child: Obj | None, method: UpdateMethod, checks: Sequence[ConditionCheck]) -> bool:
-    """The child exists, is not being deleted, passes the status checks and, for
-    RollingInPlace, has observed its latest generation (when it reports observedGeneration)."""
-    return readiness_problem(child, method, checks) is None

@@ -48,10 +48,6 @@ class RevisionPlan:
     def latest(self) -> Revision:
         return self.live[0].revision
 
-    def hook_parents(self) -> dict[str, Obj]:
-        """Revision name -> the `parent` of that revision's sync request."""
-        return {live.name: live.parent for live in self.live}
-
 
 def _rolling_group_kinds(child_types: Sequence[ChildType]) -> set[GroupKind]:
     return {

@@ -12,13 +12,13 @@ import pytest
 from reconcile.engine.apply import (
     LAST_APPLIED_ANNOTATION,
     apply,
-    diff_paths,
     last_applied,
     merge,
     needs_update,
     prepare_desired,
 )
 from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
+from tests.support.diffs import diff_paths
 
 CONVENTIONAL_KEYS = ["containerPort", "port", "mountPath", "name", "uid", "ip", "path"]
 

@@ -18,9 +18,7 @@ from reconcile.engine.revisions import (
     REVISION_KIND,
     Revision,
     RevisionError,
-    child_ready,
     claim_revisions,
-    condition_passes,
     describe_check,
     failed_check,
     parent_patch,
@@ -331,8 +329,8 @@ def test_new_revision_object_layout() -> None:
         }
     )
     assert revision.name == revision_name(THINGS, UID, patch)
-    assert revision.is_new
-    assert revision.child_count == 4
+    assert revision.raw is None
+    assert sum(len(names) for names in revision.children.values()) == 4
     assert revision.to_object(parent, THINGS, APP) == {
         "apiVersion": "metacontroller.k8s.io/v1alpha1",
         "kind": "ControllerRevision",
@@ -609,12 +607,12 @@ SCHEDULED = {"type": "PodScheduled", "status": "True"}
 def test_condition_passes(
     conditions: Any, checks: tuple[ConditionCheck, ...], passes: bool
 ) -> None:
-    assert condition_passes(pod(conditions), checks) is passes
+    assert (failed_check(pod(conditions), checks) is None) is passes
 
 
 def test_condition_passes_without_status() -> None:
-    assert not condition_passes({"kind": "Pod"}, (READY,))
-    assert not condition_passes({"kind": "Pod", "status": "Running"}, (READY,))
+    assert failed_check({"kind": "Pod"}, (READY,)) is not None
+    assert failed_check({"kind": "Pod", "status": "Running"}, (READY,)) is not None
 
 
 @pytest.mark.parametrize(
@@ -687,4 +685,3 @@ def test_readiness(
     problem: str | None,
 ) -> None:
     assert readiness_problem(child, method, checks) == problem
-    assert child_ready(child, method, checks) is (problem is None)

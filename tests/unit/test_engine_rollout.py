@@ -450,12 +450,12 @@ def test_plan_revisions_for_a_new_parent() -> None:
     parent = make_parent("a")
     plan = plan_revisions(parent, THINGS, TEMPLATE, [], make_types(), APP)
     assert plan.latest.name == rev("a")
-    assert plan.latest.is_new
+    assert plan.latest.raw is None
     assert plan.latest.patch == patch_for("a")
     assert [(live.name, live.latest) for live in plan.live] == [(rev("a"), True)]
     assert plan.live[0].parent == parent
     assert plan.retired == ()
-    assert plan.hook_parents() == {rev("a"): parent}
+    assert {live.name: live.parent for live in plan.live} == {rev("a"): parent}
 
 
 def test_plan_revisions_default_field_paths_are_spec() -> None:

@@ -61,8 +61,3 @@ def test_a_non_status_body_becomes_the_message() -> None:
     error = error_from_status(502, b"<html>bad gateway</html>")
     assert isinstance(error, Unavailable)
     assert "bad gateway" in error.message
-
-
-def test_errors_render_as_a_status() -> None:
-    status = NotFound('configmaps "x" not found').to_status()
-    assert (status["code"], status["reason"], status["status"]) == (404, "NotFound", "Failure")
