@@ -26,10 +26,10 @@ from reconcile.config import ReportTarget, RunConfig
 from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
+from reconcile.results import Provenance, RunResult
 from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
-from reconcile.runner.results import Provenance, RunResult
-from reconcile.runner.run import Runner
+from reconcile.runner.run import RunLoop
 from reconcile.runner.summary import log_summary
 
 log = logging.getLogger("reconcile")
@@ -341,7 +341,7 @@ def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
             progress = None
             if config.progress:
                 progress = stack.enter_context(TerminalProgress())
-            return Runner(cluster, settings, progress=progress, budget=budget).run(), cluster
+            return RunLoop(cluster, settings, progress=progress, budget=budget).run(), cluster
     except ApiError as exc:
         return _failed(result, f"the cluster failed: {exc}", budget), cluster
     except Exception as exc:  # a bug: still report, and exit 1 rather than lose the report

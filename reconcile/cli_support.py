@@ -14,10 +14,10 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from reconcile.api.duration import parse_duration
 from reconcile.cluster.memory.releases import UnsupportedVersion, release
 from reconcile.config import Shard, parse_shard
 from reconcile.objects.selectors import SelectorError, parse_label_selector
+from reconcile.specs.duration import parse_duration
 
 # typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
 UsageError: type[Exception] = typer.BadParameter.__mro__[1]

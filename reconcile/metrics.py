@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, pushadd_to_gateway
 from prometheus_client.exposition import basic_auth_handler, default_handler, generate_latest
 
-from reconcile.runner.results import RunResult
+from reconcile.results import RunResult
 from reconcile.secret_values import remember_credential, scrub
 
 log = logging.getLogger(__name__)

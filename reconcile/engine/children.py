@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from reconcile.api.controller import OwnedRule, UpdateMethod
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.controller import OwnedRule, UpdateMethod
 
 Rule_co = TypeVar("Rule_co", bound=OwnedRule, covariant=True)
 

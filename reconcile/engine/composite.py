@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconcile.api.composite import ChildRule, CompositeController
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.children import (
     QUIET,
@@ -39,6 +38,7 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.specs.composite import ChildRule, CompositeController
 
 CONTROLLER_UID_LABEL = "controller-uid"
 

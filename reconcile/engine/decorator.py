@@ -13,8 +13,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.controller import OwnedRule
-from reconcile.api.decorator import DECORATOR_ANNOTATION, DecoratorController
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children
 from reconcile.engine.keys import object_key, relative_key
@@ -34,6 +32,8 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.names import map_problems
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.controller import OwnedRule
+from reconcile.specs.decorator import DECORATOR_ANNOTATION, DecoratorController
 
 # An attachment rule resolved through discovery.
 AttachmentType = OwnedType[OwnedRule]

@@ -19,8 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.api.composite import ConditionCheck
-from reconcile.api.controller import UpdateMethod
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import (
     Obj,
@@ -34,6 +32,8 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.specs.composite import ConditionCheck
+from reconcile.specs.controller import UpdateMethod
 
 REVISION_GROUP = "metacontroller.k8s.io"
 REVISION_API_VERSION = f"{REVISION_GROUP}/v1alpha1"

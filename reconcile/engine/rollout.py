@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconcile.api.controller import UpdateMethod
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import ChildType
 from reconcile.engine.responses import SyncResponse
@@ -58,6 +57,7 @@ from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.controller import UpdateMethod
 
 UPDATED_CONDITION = "Updated"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from reconcile.api.hooks import HookSpec
 from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
 from reconcile.hooks.errors import HookResult
 from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
+from reconcile.specs.hooks import HookSpec
 
 
 class HookCaller:

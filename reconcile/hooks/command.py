@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.hooks.errors import (
     MAX_RESPONSE_BYTES,
@@ -27,6 +26,7 @@ from reconcile.hooks.errors import (
     tail_excerpt,
 )
 from reconcile.hooks.parse import parse_object, remember_secrets_in
+from reconcile.specs.hooks import CommandSpec, HookSpec
 
 log = logging.getLogger("reconcile.hooks")
 

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.hooks import HookSpec
 from reconcile.secret_values import scrub_cut
+from reconcile.specs.hooks import HookSpec
 
 #: The most a hook may answer (webhook body or command stdout): far above any real response,
 #: it keeps a broken or hostile hook from filling the run's memory.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconcile.api.hooks import HookSpec
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
 from reconcile.objects.bounds import depth_problem, value_count_problem
 from reconcile.secret_values import remember_secrets
+from reconcile.specs.hooks import HookSpec
 
 #: How many starts of a JSON object a broken output is searched for, to learn its Secrets.
 _SALVAGE_TRIES = 20

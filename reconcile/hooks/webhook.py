@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 import requests
 from urllib3.exceptions import ReadTimeoutError
 
-from reconcile.api.hooks import HookSpec, WebhookSpec
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.hooks.deadline import CallWatch, CallWatcher, WatchedAdapter
 from reconcile.hooks.errors import (
@@ -31,6 +30,7 @@ from reconcile.hooks.errors import (
 )
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.parse import parse_object
+from reconcile.specs.hooks import HookSpec, WebhookSpec
 
 log = logging.getLogger("reconcile.hooks")
 

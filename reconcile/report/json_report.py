@@ -15,7 +15,7 @@ from reconcile.report.model import (
     totals,
     view,
 )
-from reconcile.runner.results import (
+from reconcile.results import (
     ControllerResult,
     HookCall,
     ParentResult,

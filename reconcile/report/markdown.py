@@ -31,7 +31,7 @@ from reconcile.report.model import (
     totals,
     view,
 )
-from reconcile.runner.results import HookCall, ParentResult, RunResult
+from reconcile.results import HookCall, ParentResult, RunResult
 
 MARKDOWN_LIMIT = 1024 * 1024  # bytes; GitHub's limit for a step summary
 LIST_ITEMS = 100  # errors and due resyncs listed in the head

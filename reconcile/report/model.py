@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from reconcile.engine.actions import ActionKind
 from reconcile.report.diff import ActionDiff, DiffLine, action_diff, diff_lines
-from reconcile.runner.results import ActionResult, Outcome, ParentResult, RunResult
+from reconcile.results import ActionResult, Outcome, ParentResult, RunResult
 
 DIFF_LINES = 300  # per action; the rest is summarised as `... N more lines`
 LINE_CHARS = 2000  # per diff line

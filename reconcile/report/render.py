@@ -12,7 +12,7 @@ from reconcile.objects.terminal import printable
 from reconcile.report.json_report import report_dict
 from reconcile.report.markdown import render_markdown
 from reconcile.report.text import render_text
-from reconcile.runner.results import (
+from reconcile.results import (
     ActionResult,
     ControllerResult,
     HookCall,

@@ -31,7 +31,7 @@ from reconcile.report.model import (
     totals,
     view,
 )
-from reconcile.runner.results import ControllerResult, HookCall, Outcome, ParentResult, RunResult
+from reconcile.results import ControllerResult, HookCall, Outcome, ParentResult, RunResult
 
 WIDTH = 120  # for the summary tables; other lines never wrap
 

@@ -7,8 +7,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reconcile.api.composite import CompositeController
-from reconcile.api.hooks import HookSpec
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.composite import (
@@ -46,6 +44,7 @@ from reconcile.engine.rollout_revisions import plan_revisions
 from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.results import ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv, Refused
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.related import related_objects
@@ -55,7 +54,8 @@ from reconcile.runner.resolving import (
     parent_resource,
     within_parent_scope,
 )
-from reconcile.runner.results import ParentResult
+from reconcile.specs.composite import CompositeController
+from reconcile.specs.hooks import HookSpec
 
 
 @dataclass(frozen=True)

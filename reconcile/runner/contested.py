@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from reconcile.api.composite import CompositeController
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.objects.meta import is_deleting, uid_of
 from reconcile.runner.snapshot import Snapshot
 from reconcile.runner.sources import parent_kind
+from reconcile.specs.composite import CompositeController
 
 
 def contested_parents(

@@ -23,10 +23,10 @@ from reconcile.config import Shard
 from reconcile.engine.responses import ParentError
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj
+from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.resolving import ControllerError
-from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot
 
 Work = TypeVar("Work")

@@ -6,8 +6,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.decorator import DecoratorController
-from reconcile.api.hooks import HookSpec
 from reconcile.engine.decorator import (
     AttachmentType,
     finalizing,
@@ -19,11 +17,13 @@ from reconcile.engine.decorator import (
 from reconcile.engine.responses import parse_customize_response
 from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.results import ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import ControllerError
-from reconcile.runner.results import ParentResult
+from reconcile.specs.decorator import DecoratorController
+from reconcile.specs.hooks import HookSpec
 
 
 @dataclass(frozen=True)

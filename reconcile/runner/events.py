@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from reconcile.engine.actions import ActionKind
 from reconcile.objects.meta import Obj, identity, metadata, name_of, namespace_of, uid_of
-from reconcile.runner.results import ActionResult
+from reconcile.results import ActionResult
 from reconcile.secret_values import scrub
 
 _REASONS = {

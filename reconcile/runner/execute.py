@@ -17,8 +17,8 @@ from reconcile.engine.changes import FieldChange, field_changes, fingerprint
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.slim import put_body
+from reconcile.results import ActionResult, Divergence, NotConverging, ParentResult
 from reconcile.runner.events import change_events, event
-from reconcile.runner.results import ActionResult, Divergence, NotConverging, ParentResult
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from reconcile.api.hooks import HookSpec
 from reconcile.hooks import HookCaller, HookError
-from reconcile.runner.results import HookCall, Outcome, ParentResult
+from reconcile.results import HookCall, Outcome, ParentResult
+from reconcile.specs.hooks import HookSpec
 
 
 def call_hook(

@@ -19,8 +19,8 @@ from reconcile.engine.applyset import ApplySetRef
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.names import metadata_problems
 from reconcile.objects.resource import ResourceInfo
+from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
-from reconcile.runner.results import ControllerResult, ParentResult
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import yaml_documents
 

@@ -12,7 +12,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from reconcile.api.map_controller import MapController
 from reconcile.budget import BudgetExhausted
 from reconcile.cluster.protocol import Cluster
 from reconcile.engine.map_controller import (
@@ -38,6 +37,7 @@ from reconcile.engine.responses import ResponseError
 from reconcile.hooks import HookError
 from reconcile.objects.meta import Obj, identity, is_deleting, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.results import ActionResult, ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv
 from reconcile.runner.hookcall import call_hook
 from reconcile.runner.resolving import (
@@ -45,7 +45,7 @@ from reconcile.runner.resolving import (
     parent_resource,
     within_parent_scope,
 )
-from reconcile.runner.results import ActionResult, ParentResult
+from reconcile.specs.map_controller import MapController
 
 _T = TypeVar("_T")
 

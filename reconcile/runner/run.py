@@ -24,6 +24,7 @@ from reconcile.config import ReconcileSettings, Shard
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
+from reconcile.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.collector import thaw
 from reconcile.runner.composite import CompositeKind
 from reconcile.runner.contested import contested_parents
@@ -35,7 +36,6 @@ from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_ma
 from reconcile.runner.map_controller import MapKind
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import NoProgress, Progress
-from reconcile.runner.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import LoadedControllers, load_controllers
 
@@ -49,7 +49,10 @@ MAX_RETRY_DELAY = 8.0
 MAX_RETRY_PASSES = 5
 
 
-class Runner:
+class RunLoop:
+    """One run: the lock, the controllers and manifests loaded once, then passes (each a pass of
+    every controller, `controller_pass.run_pass`) until converged, out of budget or stopped."""
+
     def __init__(
         self,
         cluster: Cluster,

@@ -11,21 +11,21 @@ from typing import Any, TypeVar
 
 import yaml
 
-from reconcile.api.composite import (
-    API_VERSION,
-    KIND,
-    CompositeController,
-    parse_composite_controller,
-)
-from reconcile.api.decorator import DecoratorController, parse_decorator_controller
-from reconcile.api.errors import SpecError
-from reconcile.api.map_controller import KIND as MAP_KIND
-from reconcile.api.map_controller import MapController, parse_map_controller
 from reconcile.budget import Budget
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.files import manifest_files, read_documents
 from reconcile.objects.selectors import LabelSelector, parse_label_selector
+from reconcile.specs.composite import (
+    API_VERSION,
+    KIND,
+    CompositeController,
+    parse_composite_controller,
+)
+from reconcile.specs.decorator import DecoratorController, parse_decorator_controller
+from reconcile.specs.errors import SpecError
+from reconcile.specs.map_controller import KIND as MAP_KIND
+from reconcile.specs.map_controller import MapController, parse_map_controller
 
 log = logging.getLogger(__name__)
 _C = TypeVar("_C", CompositeController, DecoratorController, MapController)

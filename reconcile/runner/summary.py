@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from reconcile.runner.results import RunResult
+from reconcile.results import RunResult
 
 log = logging.getLogger("reconcile")
 

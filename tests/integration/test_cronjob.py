@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.api.duration import parse_duration
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.objects.meta import identity
+from reconcile.specs.duration import parse_duration
 from tests.support.backends import Backend
 from tests.support.cli import command_env
 from tests.support.controlplane import ADMIN_USER, ControlPlane

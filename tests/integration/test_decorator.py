@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.decorator import DECORATOR_ANNOTATION
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.types import ResourceInfo
 from reconcile.engine.actions import RECREATE_REASON, ActionKind
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import metadata
+from reconcile.specs.decorator import DECORATOR_ANNOTATION
 from tests.support.backends import Backend
 from tests.support.controllers import run, webhook, write_controllers
 from tests.support.hookserver import serve

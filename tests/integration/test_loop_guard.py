@@ -12,7 +12,7 @@ from reconcile.cluster.errors import NotFound
 from reconcile.cluster.types import ResourceInfo
 from reconcile.engine.changes import HIDDEN, field_changes
 from reconcile.report.json_report import report_dict
-from reconcile.runner.results import Divergence, NotConverging, RunResult
+from reconcile.results import Divergence, NotConverging, RunResult
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook, write_controllers
 from tests.support.hookserver import serve

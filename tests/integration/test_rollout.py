@@ -22,7 +22,7 @@ from reconcile.cluster.types import ResourceInfo
 from reconcile.config import ReconcileSettings
 from reconcile.crds import CRD_DIR
 from reconcile.objects.meta import metadata
-from reconcile.runner.run import Runner
+from reconcile.runner.run import RunLoop
 from tests.support.backends import Backend
 from tests.support.controllers import run
 from tests.support.controlplane import TESTED_USER, ControlPlane
@@ -250,7 +250,7 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
                 changed = True
             dying = CrashingCluster(backend.cluster, chance.randint(1, 3))
             try:
-                Runner(
+                RunLoop(
                     dying,
                     ReconcileSettings(
                         controller_paths=(str(COMMAND),),

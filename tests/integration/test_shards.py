@@ -11,8 +11,8 @@ from typing import Any
 from reconcile.cluster.types import ResourceInfo
 from reconcile.config import ReconcileSettings, Shard
 from reconcile.objects.meta import metadata
-from reconcile.runner.results import RunResult
-from reconcile.runner.run import Runner
+from reconcile.results import RunResult
+from reconcile.runner.run import RunLoop
 from reconcile.runner.sources import load_controllers
 from tests.support.backends import Backend
 from tests.support.controllers import composite, webhook, write_controllers
@@ -64,7 +64,7 @@ def run_shards(backend: Backend, path: Path, count: int, namespace: str) -> list
             shard=Shard(index, count),
             lock=f"{namespace}/reconcile",
         )
-        results[index] = Runner(backend.cluster, settings).run()
+        results[index] = RunLoop(backend.cluster, settings).run()
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
     for thread in threads:

@@ -9,8 +9,8 @@ import yaml
 
 from reconcile.cluster.types import ResourceInfo
 from reconcile.config import ReconcileSettings
-from reconcile.runner.results import RunResult
-from reconcile.runner.run import Runner
+from reconcile.results import RunResult
+from reconcile.runner.run import RunLoop
 from tests.support.backends import Backend
 
 
@@ -57,4 +57,4 @@ def run(backend: Backend, *paths: Path, **settings: Any) -> RunResult:
     }
     options.update(settings)
     config = ReconcileSettings(controller_paths=tuple(str(p) for p in paths), **options)
-    return Runner(backend.cluster, config).run()
+    return RunLoop(backend.cluster, config).run()

@@ -25,8 +25,8 @@ from reconcile.cluster.types import ResourceInfo
 from reconcile.config import ReconcileSettings
 from reconcile.crds import CRD_DIR
 from reconcile.objects.meta import labels_of, metadata
-from reconcile.runner.results import RunResult
-from reconcile.runner.run import Runner
+from reconcile.results import RunResult
+from reconcile.runner.run import RunLoop
 from tests.support.backends import Backend
 from tests.support.controllers import composite, webhook, write_controllers
 from tests.support.controlplane import TESTED_USER
@@ -99,7 +99,7 @@ def settings(controller: Path, **extra: Any) -> ReconcileSettings:
 
 def converged(backend: Backend, controller: Path) -> bool:
     """A clean dry run (no faults) finds nothing to change and no error."""
-    result = Runner(backend.cluster, settings(controller, dry_run=True)).run()
+    result = RunLoop(backend.cluster, settings(controller, dry_run=True)).run()
     return not result.errors and not result.actions_by_kind(applied=False)
 
 
@@ -116,7 +116,7 @@ def run_until_converged(
     with faulty(backend, plan, tmp) as cluster:
         for number in range(1, max_runs + 1):
             try:
-                result: RunResult | None = Runner(cluster, settings(controller)).run()
+                result: RunResult | None = RunLoop(cluster, settings(controller)).run()
             except Exception as exc:  # a crash is a finding: nothing may escape a run
                 outcome.crashed.append(f"run {number}: {type(exc).__name__}: {exc}")
                 result = None
@@ -341,7 +341,7 @@ def rollout_scenario(backend: Backend, plan: FaultPlan, tmp: Path, *, max_runs: 
             outcome.problems.append(f"Updated condition: {conditions.get('Updated')}")
         backend.admin.delete(catsets, "web", namespace=ns)
         with Kubelet(backend.admin, ns, expected=0):
-            Runner(backend.cluster, settings(controller)).run()
+            RunLoop(backend.cluster, settings(controller)).run()
     finally:
         loaded.cleanup()
     return outcome

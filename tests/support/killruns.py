@@ -28,7 +28,7 @@ from reconcile.cluster import NotFound, list_all
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
-from reconcile.runner.run import Runner
+from reconcile.runner.run import RunLoop
 from tests.support.backends import Backend
 from tests.support.controlplane import TESTED_USER
 from tests.support.crash import Crash, CrashingCluster
@@ -195,7 +195,7 @@ class _Runs:
         if at is not None:
             cluster = CrashingCluster(watched, at - 1, after=after)
         try:
-            Runner(cluster, settings(CONTROLLER, workers=1, max_duration=30.0)).run()
+            RunLoop(cluster, settings(CONTROLLER, workers=1, max_duration=30.0)).run()
         except Crash:
             assert isinstance(cluster, CrashingCluster)
             return cluster.where

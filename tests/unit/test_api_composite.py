@@ -1,4 +1,4 @@
-"""Parsing CompositeController specs and hook specs (reconcile.api.composite, hooks_parse,
+"""Parsing CompositeController specs and hook specs (reconcile.specs.composite, hooks_parse,
 duration): typed values, and SpecErrors that name the controller and the field."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import (
+from reconcile.objects.selectors import LabelSelector, Requirement
+from reconcile.specs.composite import (
     ChildRule,
     CompositeController,
     CompositeHooks,
@@ -17,11 +18,10 @@ from reconcile.api.composite import (
     ParentRule,
     parse_composite_controller,
 )
-from reconcile.api.controller import UpdateMethod
-from reconcile.api.duration import parse_duration
-from reconcile.api.errors import SpecError
-from reconcile.api.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
-from reconcile.objects.selectors import LabelSelector, Requirement
+from reconcile.specs.controller import UpdateMethod
+from reconcile.specs.duration import parse_duration
+from reconcile.specs.errors import SpecError
+from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
 
 Mutation = Callable[[dict[str, Any]], None]
 

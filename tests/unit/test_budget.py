@@ -10,7 +10,7 @@ import pytest
 from reconcile.app import ExitCode, exit_code
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.report.model import stop_note
-from reconcile.runner.results import ControllerResult, PassResult, RunResult
+from reconcile.results import ControllerResult, PassResult, RunResult
 
 
 def test_remaining_and_bound_follow_the_clock() -> None:

@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 import pytest
 from kubernetes import client
 
-from reconcile.api.hooks import CommandSpec, HookSpec, WebhookSpec
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import Unavailable
 from reconcile.cluster.live import LiveCluster, LiveOptions
 from reconcile.hooks import HookCaller, HookError
 from reconcile.hooks.errors import MAX_RESPONSE_BYTES
+from reconcile.specs.hooks import CommandSpec, HookSpec, WebhookSpec
 
 SLACK = 3.0  # seconds a busy 2-core machine may add
 

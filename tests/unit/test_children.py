@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.controller import OwnedRule, UpdateMethod
-from reconcile.api.decorator import DecoratorController, parse_decorator_controller
 from reconcile.engine.actions import RECREATE_REASON, ActionKind
 from reconcile.engine.apply import prepare_desired
 from reconcile.engine.children import (
@@ -26,6 +24,8 @@ from reconcile.engine.responses import ResponseError
 from reconcile.engine.writes import CLIENT_SIDE
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.controller import OwnedRule, UpdateMethod
+from reconcile.specs.decorator import DecoratorController, parse_decorator_controller
 
 CONFIGMAPS = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
 DEPLOYMENTS = ResourceInfo("apps", "v1", "deployments", "Deployment", namespaced=True)

@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.decorator import parse_decorator_controller
-from reconcile.api.errors import SpecError
 from reconcile.engine.actions import ActionKind
 from reconcile.engine.decorator import (
     AttachmentType,
@@ -17,6 +15,8 @@ from reconcile.engine.decorator import (
 )
 from reconcile.engine.responses import ResponseError
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.decorator import parse_decorator_controller
+from reconcile.specs.errors import SpecError
 
 WITH_STATUS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, has_status=True)
 WITHOUT_STATUS = ResourceInfo("example.com", "v1", "gadgets", "Gadget", True, has_status=False)

@@ -9,9 +9,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import ChildRule, CompositeController, CompositeHooks, ParentRule
-from reconcile.api.controller import UpdateMethod
-from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.apply import LAST_APPLIED_ANNOTATION
 from reconcile.engine.composite import (
@@ -35,6 +32,9 @@ from reconcile.engine.responses import SyncResponse, parse_sync_response
 from reconcile.objects.meta import Obj, identity
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, Requirement
+from reconcile.specs.composite import ChildRule, CompositeController, CompositeHooks, ParentRule
+from reconcile.specs.controller import UpdateMethod
+from reconcile.specs.hooks import CommandSpec, HookSpec
 
 NS = "default"
 PARENT_UID = "parent-uid"

@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import ConditionCheck
-from reconcile.api.controller import UpdateMethod
 from reconcile.engine.revisions import (
     API_GROUP_LABEL,
     RESOURCE_LABEL,
@@ -32,6 +30,8 @@ from reconcile.engine.revisions import (
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, Requirement
+from reconcile.specs.composite import ConditionCheck
+from reconcile.specs.controller import UpdateMethod
 
 NS = "default"
 UID = "parent-uid"

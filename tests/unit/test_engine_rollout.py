@@ -16,15 +16,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.composite import (
-    ChildRule,
-    CompositeController,
-    CompositeHooks,
-    ConditionCheck,
-    ParentRule,
-)
-from reconcile.api.controller import UpdateMethod
-from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import (
     ChildType,
@@ -58,6 +49,15 @@ from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.specs.composite import (
+    ChildRule,
+    CompositeController,
+    CompositeHooks,
+    ConditionCheck,
+    ParentRule,
+)
+from reconcile.specs.controller import UpdateMethod
+from reconcile.specs.hooks import CommandSpec, HookSpec
 
 NS = "default"
 UID = "parent-uid"

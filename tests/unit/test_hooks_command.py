@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.hooks import CommandSpec, HookSpec
 from reconcile.hooks import HookCaller, HookError
+from reconcile.specs.hooks import CommandSpec, HookSpec
 
 PY = sys.executable
 REQUEST: dict[str, Any] = {"controller": {"name": "hello"}, "parent": {"spec": {"n": 1}}}

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.hooks import EtagSettings, HookSpec, WebhookSpec
 from reconcile.hooks import HookCaller, HookError, HookResult
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.webhook import MAX_RETRY_AFTER, parse_retry_after
+from reconcile.specs.hooks import EtagSettings, HookSpec, WebhookSpec
 from tests.support.hookservers import HookServer, Reply, closed_port, serve
 
 REQUEST: dict[str, Any] = {"controller": {"name": "hello"}, "parent": {"spec": {"n": 1}}}

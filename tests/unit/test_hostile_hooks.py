@@ -18,10 +18,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconcile.api.composite import parse_composite_controller
-from reconcile.api.decorator import parse_decorator_controller
-from reconcile.api.hooks import HookSpec, WebhookSpec
-from reconcile.api.map_controller import parse_map_controller
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import (
     ChildType,
@@ -49,6 +45,10 @@ from reconcile.hooks.errors import HookError
 from reconcile.hooks.parse import parse_object
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.composite import parse_composite_controller
+from reconcile.specs.decorator import parse_decorator_controller
+from reconcile.specs.hooks import HookSpec, WebhookSpec
+from reconcile.specs.map_controller import parse_map_controller
 
 # The suite runs a modest number of cases; `scripts/faults.py hooks` sets more.
 CASES = int(os.environ.get("RECONCILE_HOSTILE_CASES", "150"))

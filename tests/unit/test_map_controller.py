@@ -8,9 +8,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.api.controller import UpdateMethod
-from reconcile.api.errors import SpecError
-from reconcile.api.map_controller import OutputRule, parse_map_controller
 from reconcile.engine.actions import ActionKind
 from reconcile.engine.map_controller import (
     MAP_INPUT_ANNOTATION,
@@ -36,6 +33,9 @@ from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
+from reconcile.specs.controller import UpdateMethod
+from reconcile.specs.errors import SpecError
+from reconcile.specs.map_controller import OutputRule, parse_map_controller
 
 PARENTS = ResourceInfo("example.com", "v1", "schedules", "Schedule", True, has_status=True)
 PVCS = ResourceInfo("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)

@@ -23,7 +23,7 @@ from reconcile.report import (
 )
 from reconcile.report.diff import strip_noise
 from reconcile.report.markdown import render_markdown
-from reconcile.runner.results import (
+from reconcile.results import (
     ActionResult,
     ControllerResult,
     HookCall,

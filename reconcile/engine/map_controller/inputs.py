@@ -8,8 +8,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.controller import OwnedRule
-from reconcile.api.map_controller import MapController
 from reconcile.engine.children import (
     OwnedType,
 )
@@ -29,6 +27,8 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.specs.controller import OwnedRule
+from reconcile.specs.map_controller import MapController
 
 MAP_KEY_LABEL = "metacontroller.k8s.io/map-key"
 # The input an output was made from, readable (`Kind namespace/name`); the label is opaque.

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.controller import OwnedRule, controller_spec, no_repeats, owned_rule
-from reconcile.api.fields import Fields
-from reconcile.api.hooks import HookSpec
-from reconcile.api.hooks_parse import optional_hook
+from reconcile.specs.controller import OwnedRule, controller_spec, no_repeats, owned_rule
+from reconcile.specs.fields import Fields
+from reconcile.specs.hooks import HookSpec
+from reconcile.specs.hooks_parse import optional_hook
 
 KIND = "MapController"
 # Outputs: objects of a resource the map hook returns and the parent owns.

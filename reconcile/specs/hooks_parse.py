@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os.path
 
-from reconcile.api.duration import parse_duration
-from reconcile.api.fields import Fields
-from reconcile.api.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
+from reconcile.specs.duration import parse_duration
+from reconcile.specs.fields import Fields
+from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
 
 DEFAULT_TIMEOUT = 10.0
 

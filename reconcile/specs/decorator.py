@@ -5,23 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.composite import GROUP
-from reconcile.api.controller import (
-    OwnedRule,
-    controller_hooks,
-    controller_spec,
-    no_repeats,
-    owned_rule,
-)
-from reconcile.api.errors import SpecError
-from reconcile.api.fields import Fields
-from reconcile.api.hooks import HookSpec
 from reconcile.objects.selectors import (
     LabelSelector,
     Requirement,
     SelectorError,
     label_selector_from_spec,
 )
+from reconcile.specs.composite import GROUP
+from reconcile.specs.controller import (
+    OwnedRule,
+    controller_hooks,
+    controller_spec,
+    no_repeats,
+    owned_rule,
+)
+from reconcile.specs.errors import SpecError
+from reconcile.specs.fields import Fields
+from reconcile.specs.hooks import HookSpec
 
 KIND = "DecoratorController"
 # Attachments carry this annotation with the decorator's name: without it, an object the target

@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.api.controller import (
+from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.specs.controller import (
     OwnedRule,
     UpdateMethod,
     controller_hooks,
     controller_spec,
     no_repeats,
 )
-from reconcile.api.errors import SpecError
-from reconcile.api.fields import Fields
-from reconcile.api.hooks import HookSpec
-from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.specs.errors import SpecError
+from reconcile.specs.fields import Fields
+from reconcile.specs.hooks import HookSpec
 
 GROUP = "metacontroller.k8s.io"
 API_VERSION = f"{GROUP}/v1alpha1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile.api.errors import SpecError
+from reconcile.specs.errors import SpecError
 
 
 class Fields:

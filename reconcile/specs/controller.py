@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from reconcile.api.fields import Fields
-from reconcile.api.hooks import HookSpec
-from reconcile.api.hooks_parse import optional_hook
+from reconcile.specs.fields import Fields
+from reconcile.specs.hooks import HookSpec
+from reconcile.specs.hooks_parse import optional_hook
 
 
 class UpdateMethod(StrEnum):
