@@ -19,7 +19,7 @@ from reconcile.engine.children import (
     problem,
     wait,
 )
-from reconcile.engine.keys import relative_key
+from reconcile.engine.keys import rekeyed, relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import ParentError, SyncResponse
@@ -138,12 +138,15 @@ def sync_request(
     claims: Mapping[str, ClaimResult],
     related: Mapping[str, Mapping[str, Obj]],
     finalizing: bool,
+    *,
+    uniform: bool = False,
 ) -> dict[str, Any]:
+    """`uniform`: children and related objects keyed `namespace/name` (hook version v2)."""
     return {
         "controller": ctx.controller.raw,
         "parent": ctx.parent,
-        "children": {t.key: dict(claims[t.key].observed) for t in ctx.child_types},
-        "related": {k: dict(v) for k, v in related.items()},
+        "children": {t.key: rekeyed(claims[t.key].observed, uniform) for t in ctx.child_types},
+        "related": {k: rekeyed(v, uniform) for k, v in related.items()},
         "finalizing": finalizing,
     }
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children
-from reconcile.engine.keys import object_key, relative_key
+from reconcile.engine.keys import object_key, rekeyed, request_key
 from reconcile.engine.ownership import owner_reference
-from reconcile.engine.responses import ResponseError, object_list, seconds_field
+from reconcile.engine.responses import ResponseError, object_list, seconds_field, unknown_fields
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import (
@@ -76,24 +76,36 @@ def sync_request(
     related: dict[str, dict[str, Obj]],
     *,
     finalizing: bool,
+    uniform: bool = False,
 ) -> dict[str, Any]:
-    """`related` is keyed already (as the customize hook's objects are)."""
+    """`related` is keyed already (as the customize hook's objects are); `uniform`: every map
+    keyed `namespace/name` (hook version v2)."""
     return {
         "controller": controller.raw,
         "object": target,
         "attachments": {
-            key: {relative_key(target_namespaced, obj): obj for obj in objs}
+            key: {request_key(target_namespaced, obj, uniform): obj for obj in objs}
             for key, objs in attachments.items()
         },
-        "related": related,
+        "related": {key: rekeyed(objs, uniform) for key, objs in related.items()},
         "finalizing": finalizing,
     }
 
 
-def parse_response(data: Any, hook: str) -> DecoratorResponse:
+DECORATOR_FIELDS = (
+    "labels",
+    "annotations",
+    "status",
+    "attachments",
+    "resyncAfterSeconds",
+    "finalized",
+)
+
+
+def parse_response(data: Any, hook: str, *, strict: bool = False) -> DecoratorResponse:
     if not isinstance(data, dict):
         raise ResponseError(hook, ["the response must be a JSON object"])
-    problems: list[str] = []
+    problems: list[str] = unknown_fields(data, DECORATOR_FIELDS) if strict else []
     response = DecoratorResponse()
     for key in ("labels", "annotations"):
         value = data.get(key)

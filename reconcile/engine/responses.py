@@ -75,8 +75,26 @@ def object_list(raw: Any, field: str, problems: list[str]) -> list[Obj]:
     return objects
 
 
-def parse_sync_response(data: dict[str, Any], hook: str = "sync") -> SyncResponse:
-    problems: list[str] = []
+SYNC_FIELDS = ("status", "children", "resyncAfterSeconds", "finalized")
+CUSTOMIZE_FIELDS = ("relatedResources",)
+RELATED_FIELDS = ("apiVersion", "resource", "labelSelector", "namespace", "names")
+
+
+def unknown_fields(data: dict[str, Any], known: tuple[str, ...], where: str = "") -> list[str]:
+    """A strict answer's problems: each field that is not one of `known`, named (Metacontroller's
+    responseUnMarshallMode: strict)."""
+    expected = ", ".join(known)
+    return [
+        f"{where}{key}: unknown field (a strict hook answers only {expected})"
+        for key in data
+        if key not in known
+    ]
+
+
+def parse_sync_response(
+    data: dict[str, Any], hook: str = "sync", *, strict: bool = False
+) -> SyncResponse:
+    problems: list[str] = unknown_fields(data, SYNC_FIELDS) if strict else []
     status = data.get("status")
     if status is not None and not isinstance(status, dict):
         problems.append(f"status: must be an object or null, not {type(status).__name__}")
@@ -107,8 +125,8 @@ class RelatedRule:
     names: tuple[str, ...] = ()
 
 
-def parse_customize_response(data: dict[str, Any]) -> list[RelatedRule]:
-    problems: list[str] = []
+def parse_customize_response(data: dict[str, Any], *, strict: bool = False) -> list[RelatedRule]:
+    problems: list[str] = unknown_fields(data, CUSTOMIZE_FIELDS) if strict else []
     raw = data.get("relatedResources")
     if raw is None:
         raw = []
@@ -120,6 +138,8 @@ def parse_customize_response(data: dict[str, Any]) -> list[RelatedRule]:
         if not isinstance(item, dict):
             problems.append(f"{where}: must be an object")
             continue
+        if strict:
+            problems += unknown_fields(item, RELATED_FIELDS, f"{where}.")
         api_version, resource = item.get("apiVersion"), item.get("resource")
         if not isinstance(api_version, str) or not api_version:
             problems.append(f"{where}.apiVersion: is required")

@@ -27,7 +27,8 @@ class HookError(Exception):
 
     `reason` is a short machine word: 'timeout', 'http-status', 'bad-json', 'connection',
     'exit-status', 'not-an-object', 'spawn', 'too-large' (output over MAX_RESPONSE_BYTES, or
-    holding more values than objects/bounds.py allows) or 'too-deep' (nested too deeply).
+    holding more values than objects/bounds.py allows), 'too-deep' (nested too deeply) or
+    'repeated-field' (a field twice in one object of a strict answer).
     `message` names the controller, the hook and its
     target. `status` is the HTTP status or the exit code (None when there is none). `excerpt`
     is an excerpt of the response body or the tail of stderr ("" when there is none), at most

@@ -23,7 +23,16 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
     if too_many is not None:
         raise HookError(hook, "too-large", f"{what} holds {too_many}; not decoded")
     try:
-        value = json.loads(data, parse_constant=_not_json)
+        value = json.loads(
+            data,
+            parse_constant=_not_json,
+            object_pairs_hook=_no_repeated_fields if hook.strict else None,
+        )
+    except RepeatedField as exc:
+        remember_secrets_in(data)
+        raise HookError(
+            hook, "repeated-field", f"{what}: {exc} (a strict hook answers each field once)"
+        ) from None
     except (ValueError, RecursionError) as exc:
         remember_secrets_in(data)
         excerpt = head_excerpt(data)
@@ -45,6 +54,20 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
     if too_deep is not None:
         raise HookError(hook, "too-deep", f"{what} is {too_deep}")
     return value
+
+
+class RepeatedField(ValueError):
+    """A field given twice in one JSON object: refused in a strict answer (Go's strict decoding
+    refuses it; a loose one keeps the last)."""
+
+
+def _no_repeated_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise RepeatedField(f"field {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
 
 
 def _not_json(name: str) -> Any:

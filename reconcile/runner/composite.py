@@ -168,8 +168,9 @@ class CompositeKind(ControllerKind[ParentWork]):
         finalizing = mode is Mode.FINALIZE
         hook = ctx.controller.hooks.finalize if finalizing else ctx.controller.hooks.sync
         assert hook is not None
-        response = self._call(hook, sync_request(ctx, claims, related, finalizing), result)
-        sync = parse_sync_response(response, hook.name)
+        request = sync_request(ctx, claims, related, finalizing, uniform=hook.uniform_keys)
+        response = self._call(hook, request, result)
+        sync = parse_sync_response(response, hook.name, strict=hook.strict)
         result.resync_after = sync.resync_after
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
@@ -210,8 +211,9 @@ class CompositeKind(ControllerKind[ParentWork]):
         desired: dict[str, dict[str, dict[str, Obj]]] = {}
         for live in plan.live:
             seen_as = replace(ctx, parent=live.parent)
-            answer = self._call(hook, sync_request(seen_as, claims, related, False), result)
-            responses[live.name] = parse_sync_response(answer, hook.name)
+            request = sync_request(seen_as, claims, related, False, uniform=hook.uniform_keys)
+            answer = self._call(hook, request, result)
+            responses[live.name] = parse_sync_response(answer, hook.name, strict=hook.strict)
             children, problems = desired_children(seen_as, selector, responses[live.name])
             if problems:
                 raise PlanError(ctx.parent, [f"revision {live.name}: {p}" for p in problems])
@@ -257,5 +259,6 @@ class CompositeKind(ControllerKind[ParentWork]):
         hook = ctx.controller.hooks.customize
         if hook is None:
             return {}
-        rules = parse_customize_response(self._call(hook, customize_request(ctx), result))
+        answer = self._call(hook, customize_request(ctx), result)
+        rules = parse_customize_response(answer, strict=hook.strict)
         return related_objects(self.cluster, self.snapshot, rules, ctx.parent, ctx.namespaced)

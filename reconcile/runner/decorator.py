@@ -99,9 +99,15 @@ class DecoratorKind(ControllerKind[TargetWork]):
         }
         related = self._related(controller, target, resource.namespaced, result)
         request = sync_request(
-            controller, target, resource.namespaced, observed, related, finalizing=finalize
+            controller,
+            target,
+            resource.namespaced,
+            observed,
+            related,
+            finalizing=finalize,
+            uniform=hook.uniform_keys,
         )
-        response = parse_response(self._call(hook, request, result), hook.name)
+        response = parse_response(self._call(hook, request, result), hook.name, strict=hook.strict)
         result.resync_after = response.resync_after
         plan = plan_target(
             controller,
@@ -124,7 +130,7 @@ class DecoratorKind(ControllerKind[TargetWork]):
         if hook is None:
             return {}
         request = {"controller": controller.raw, "parent": target}
-        rules = parse_customize_response(self._call(hook, request, result))
+        rules = parse_customize_response(self._call(hook, request, result), strict=hook.strict)
         return related_objects(self.env.cluster, self.snapshot, rules, target, namespaced)
 
     def _call(self, hook: HookSpec, request: dict[str, Any], result: ParentResult) -> Any:

@@ -186,15 +186,17 @@ class _ParentSync:
 
     def _map(self, item: MapInput, outputs: dict[str, list[Obj]]) -> list[Obj]:
         hook = self.ctx.controller.hooks.map
-        request = map_request(self.ctx, item, outputs)
-        return parse_outputs(call_hook(self.env.hooks, hook, request, self.result), "map")
+        request = map_request(self.ctx, item, outputs, uniform=hook.uniform_keys)
+        answer = call_hook(self.env.hooks, hook, request, self.result)
+        return parse_outputs(answer, "map", strict=hook.strict)
 
     def _tombstone(self, key: str, outputs: dict[str, list[Obj]]) -> list[Obj]:
         hook = self.ctx.controller.hooks.tombstone
         if hook is None:
             return []  # no tombstone hook: detached outputs are deleted
-        request = tombstone_request(self.ctx, key, outputs)
-        return parse_outputs(call_hook(self.env.hooks, hook, request, self.result), "tombstone")
+        request = tombstone_request(self.ctx, key, outputs, uniform=hook.uniform_keys)
+        answer = call_hook(self.env.hooks, hook, request, self.result)
+        return parse_outputs(answer, "tombstone", strict=hook.strict)
 
     def _lookup(self, type_key: str, namespace: str, name: str) -> Obj | None:
         output_type = next(t for t in self.ctx.output_types if t.key == type_key)

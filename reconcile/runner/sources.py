@@ -50,6 +50,8 @@ class LoadedControllers:
     fatal: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # objects ignored, and why
     sources: list[str] = field(default_factory=list)
+    # controllers found but refused (reported in `errors` / `fatal`): --controller names them
+    refused: set[str] = field(default_factory=set)
     only: frozenset[str] = frozenset()  # --controller: errors of other controllers don't count
     # --target-label-selector: controllers whose labels do not match are not this run's
     target: LabelSelector | None = None
@@ -64,6 +66,7 @@ class LoadedControllers:
         if (self.only and name not in self.only) or not self.targets(obj):
             log.debug("skipping %s, not selected: %s", name, error)
             return
+        self.refused.add(name)
         (self.fatal if self.from_files else self.errors).append(str(error))
 
 
@@ -233,6 +236,7 @@ def load_controllers(
         loaded.fatal += source.fatal
         loaded.warnings += source.warnings
         loaded.sources += source.sources
+        loaded.refused |= source.refused
         controllers = _layer(controllers, _unique(loaded, source, source.composite, KIND), what)
         decorators = _layer(
             decorators, _unique(loaded, source, source.decorator, DECORATOR_KIND), what
@@ -240,7 +244,10 @@ def load_controllers(
         maps = _layer(maps, _unique(loaded, source, source.map, MAP_KIND), what)
     if only:
         known = (
-            {c.name for c in controllers} | {d.name for d in decorators} | {m.name for m in maps}
+            {c.name for c in controllers}
+            | {d.name for d in decorators}
+            | {m.name for m in maps}
+            | loaded.refused  # found, and refused with its own error
         )
         for name in sorted(only - known):
             loaded.fatal.append(f"--controller {name}: no such controller")

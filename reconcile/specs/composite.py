@@ -7,6 +7,7 @@ from typing import Any
 
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 from reconcile.specs.controller import (
+    ENDPOINT_CONFIGS,
     OwnedRule,
     UpdateMethod,
     controller_hooks,
@@ -75,7 +76,7 @@ def _selector(fields: Fields, key: str) -> LabelSelector:
     try:
         return label_selector_from_spec(fields.data.get(key), fields.at(key))
     except SelectorError as exc:
-        raise SpecError(fields.where, fields.at(key), str(exc)) from exc
+        raise SpecError.at_path(fields.where, fields.at(key), str(exc)) from exc
 
 
 def _parent(fields: Fields) -> ParentRule:
@@ -138,7 +139,8 @@ def parse_composite_controller(
     """
     name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown(
-        {"parentResource", "childResources", "hooks", "resyncPeriodSeconds", "generateSelector"}
+        {"parentResource", "childResources", "hooks", "resyncPeriodSeconds", "generateSelector"},
+        ENDPOINT_CONFIGS,
     )
     if not spec.has("parentResource"):
         raise spec.error("parentResource", "is required")

@@ -38,12 +38,23 @@ class OwnedRule:
     update_method: UpdateMethod = UpdateMethod.ON_DELETE
 
 
-def owned_rule(fields: Fields) -> OwnedRule:
-    """`{apiVersion, resource, updateStrategy: {method}}`; SpecError naming the field."""
+# Without a rollout (a DecoratorController's attachments), Metacontroller's manage_children
+# updates RollingRecreate children as Recreate and RollingInPlace ones as InPlace.
+ROLLING_AS_PLAIN = {
+    UpdateMethod.ROLLING_RECREATE.value: UpdateMethod.RECREATE.value,
+    UpdateMethod.ROLLING_IN_PLACE.value: UpdateMethod.IN_PLACE.value,
+}
+
+
+def owned_rule(fields: Fields, *, rolling_as_plain: bool = False) -> OwnedRule:
+    """`{apiVersion, resource, updateStrategy: {method}}`; SpecError naming the field.
+    `rolling_as_plain`: a Rolling* method is read as its plain form (ROLLING_AS_PLAIN)."""
     fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
     strategy = fields.child("updateStrategy")
     strategy.reject_unknown({"method"})
     text = strategy.string("method", UpdateMethod.ON_DELETE.value)
+    if rolling_as_plain:
+        text = ROLLING_AS_PLAIN.get(text, text)
     if text not in {m.value for m in NON_ROLLING_METHODS}:
         choices = ", ".join(m.value for m in NON_ROLLING_METHODS)
         raise strategy.error("method", f"{text!r} is not one of {choices}")
@@ -87,12 +98,22 @@ def no_repeats(spec: Fields, field: str, rules: Sequence[_Rule]) -> None:
         seen[key] = i
 
 
+# Hooks in Metacontroller's CompositeController schema that it does not call either.
+CHILD_UPDATE_HOOKS = {
+    hook: "Metacontroller's schema lists it but no release calls it; reconcile does not either"
+    for hook in ("preUpdateChild", "postUpdateChild")
+}
+ENDPOINT_CONFIGS = {
+    "endpointConfigs": "per-host webhook TLS and authentication settings are not implemented"
+}
+
+
 def controller_hooks(
     spec: Fields, where: str, base_dir: str | None
 ) -> tuple[HookSpec, HookSpec | None, HookSpec | None]:
     """(sync, finalize, customize); SpecError without a sync hook."""
     hooks = spec.child("hooks")
-    hooks.reject_unknown({"sync", "finalize", "customize"})
+    hooks.reject_unknown({"sync", "finalize", "customize"}, CHILD_UPDATE_HOOKS)
     sync = optional_hook(hooks, "sync", where, base_dir)
     if sync is None:
         raise hooks.error("sync", "is required")

@@ -13,6 +13,7 @@ from reconcile.objects.selectors import (
 )
 from reconcile.specs.composite import GROUP
 from reconcile.specs.controller import (
+    ENDPOINT_CONFIGS,
     OwnedRule,
     controller_hooks,
     controller_spec,
@@ -80,7 +81,7 @@ def _label_selector(fields: Fields, key: str) -> LabelSelector:
     try:
         return label_selector_from_spec(fields.data.get(key), fields.at(key))
     except SelectorError as exc:
-        raise SpecError(fields.where, fields.at(key), str(exc)) from exc
+        raise SpecError.at_path(fields.where, fields.at(key), str(exc)) from exc
 
 
 def _annotation_selector(fields: Fields) -> LabelSelector:
@@ -95,15 +96,21 @@ def _annotation_selector(fields: Fields) -> LabelSelector:
     try:
         expressions = label_selector_from_spec(
             {"matchExpressions": selector.data.get("matchExpressions") or []},
-            selector.at("matchExpressions"),
+            fields.at("annotationSelector"),
         )
     except SelectorError as exc:
-        raise SpecError(selector.where, selector.at("matchExpressions"), str(exc)) from exc
+        where = fields.at("annotationSelector")
+        raise SpecError.at_path(selector.where, where, str(exc)) from exc
     return LabelSelector((*requirements, *expressions.requirements))
 
 
 def _resource(fields: Fields) -> ResourceRule:
-    fields.reject_unknown({"apiVersion", "resource", "labelSelector", "annotationSelector"})
+    # ignoreStatusChanges (Metacontroller 4.x) only filters watch events; a batch run relists
+    # everything anyway, so it is accepted and has no effect.
+    fields.reject_unknown(
+        {"apiVersion", "resource", "labelSelector", "annotationSelector", "ignoreStatusChanges"}
+    )
+    fields.boolean("ignoreStatusChanges")
     return ResourceRule(
         api_version=fields.string("apiVersion"),
         resource=fields.string("resource"),
@@ -120,11 +127,13 @@ def parse_decorator_controller(
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
     name, where, spec = controller_spec(obj, KIND, source)
-    spec.reject_unknown({"resources", "attachments", "hooks", "resyncPeriodSeconds"})
+    spec.reject_unknown(
+        {"resources", "attachments", "hooks", "resyncPeriodSeconds"}, ENDPOINT_CONFIGS
+    )
     resources = tuple(_resource(r) for r in spec.children("resources"))
     if not resources:
         raise spec.error("resources", "is required: at least one rule")
-    attachments = tuple(owned_rule(a) for a in spec.children("attachments"))
+    attachments = tuple(owned_rule(a, rolling_as_plain=True) for a in spec.children("attachments"))
     no_repeats(spec, "attachments", attachments)
     sync, finalize, customize = controller_hooks(spec, where, base_dir)
     return DecoratorController(

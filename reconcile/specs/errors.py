@@ -12,3 +12,12 @@ class SpecError(ValueError):
         self.where = where
         self.field = field
         self.message = message
+
+    @classmethod
+    def at_path(cls, where: str, field: str, message: str) -> SpecError:
+        """A SpecError from a message that may start with its own, deeper path (a selector's
+        `spec.x.matchExpressions[0].key: ...`): that path is the field, named once."""
+        path, _, rest = message.partition(": ")
+        if rest and (path == field or path.startswith((f"{field}.", f"{field}["))):
+            return cls(where, path, rest)
+        return cls(where, field, message)

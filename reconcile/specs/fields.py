@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reconcile.specs.errors import SpecError
@@ -94,8 +95,14 @@ class Fields:
             raise self.error(key, "must be a map of strings to strings")
         return dict(value)
 
-    def reject_unknown(self, allowed: set[str]) -> None:
+    def reject_unknown(
+        self, allowed: set[str], unsupported: Mapping[str, str] | None = None
+    ) -> None:
+        """Every key is `allowed`; a key of `unsupported` (Metacontroller's fields this tool
+        does not implement) is refused saying why."""
         for key in self.data:
+            if unsupported and key in unsupported:
+                raise self.error(key, f"not supported: {unsupported[key]}")
             if key not in allowed:
                 raise self.error(
                     key, f"unknown field (expected one of: {', '.join(sorted(allowed))})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,15 @@ class WebhookSpec:
     url: str
     timeout: float = 10.0
     etag: EtagSettings = field(default_factory=EtagSettings)
+
+
+class HookVersion(StrEnum):
+    """Metacontroller's hook API versions. v2 keys every object map of a request
+    `namespace/name` (`name` for a cluster-scoped object), whatever the parent's scope, and
+    reads answers strictly by default."""
+
+    V1 = "v1"
+    V2 = "v2"
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,14 @@ class HookSpec:
     owner: str
     webhook: WebhookSpec | None = None
     command: CommandSpec | None = None
+    version: HookVersion = HookVersion.V1
+    # responseUnMarshallMode strict: unknown and duplicated fields in an answer are refused
+    strict: bool = False
+
+    @property
+    def uniform_keys(self) -> bool:
+        """Object maps in requests keyed `namespace/name` whatever the parent's scope (v2)."""
+        return self.version is HookVersion.V2
 
     @property
     def target(self) -> str:

@@ -6,7 +6,7 @@ import os.path
 
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
-from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, WebhookSpec
+from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, HookVersion, WebhookSpec
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -24,8 +24,19 @@ def _timeout(fields: Fields) -> float:
     return seconds
 
 
+# Metacontroller's webhook fields for TLS and authentication, not implemented here yet.
+WEBHOOK_SECURITY = {
+    field: "webhook TLS and authentication settings are not implemented; serve the hook over "
+    "plain HTTP (inside the cluster or on loopback) or use a command hook"
+    for field in ("caBundle", "authorization", "basicAuth", "clientTLS")
+}
+_MODES = ("loose", "strict")
+
+
 def _webhook(fields: Fields) -> WebhookSpec:
-    fields.reject_unknown({"url", "service", "path", "timeout", "etag"})
+    fields.reject_unknown(
+        {"url", "service", "path", "timeout", "etag", "responseUnMarshallMode"}, WEBHOOK_SECURITY
+    )
     url = fields.optional_string("url")
     if url is None:
         service = fields.optional_child("service")
@@ -78,15 +89,27 @@ def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
 
 
 def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = None) -> HookSpec:
-    fields.reject_unknown({"webhook", "command"})
+    fields.reject_unknown({"webhook", "command", "version"})
     webhook, command = fields.optional_child("webhook"), fields.optional_child("command")
     if (webhook is None) == (command is None):
         raise fields.error("webhook", "exactly one of webhook and command must be set")
+    text = fields.string("version", HookVersion.V1.value)
+    if text not in {v.value for v in HookVersion}:
+        raise fields.error("version", f"must be v1 or v2, not {text!r}")
+    version = HookVersion(text)
+    # Metacontroller: loose by default for v1 hooks, strict for v2
+    mode = "strict" if version is HookVersion.V2 else "loose"
+    if webhook is not None:
+        mode = webhook.string("responseUnMarshallMode", mode)
+        if mode not in _MODES:
+            raise webhook.error("responseUnMarshallMode", f"must be loose or strict, not {mode!r}")
     return HookSpec(
         name=name,
         owner=owner,
         webhook=_webhook(webhook) if webhook is not None else None,
         command=_command(command, base_dir) if command is not None else None,
+        version=version,
+        strict=mode == "strict",
     )
 
 

@@ -335,7 +335,8 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "unknown webhook field",
         _set(f"{SYNC_WEBHOOK}.method", "POST"),
         f"{SYNC_WEBHOOK}.method",
-        "unknown field (expected one of: etag, path, service, timeout, url)",
+        "unknown field (expected one of: "
+        "etag, path, responseUnMarshallMode, service, timeout, url)",
     ),
     (
         "duplicate child rule",
@@ -490,9 +491,8 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
     (
         "bad parent labelSelector",
         _set("spec.parentResource.labelSelector", {"matchExpressions": [{"key": "a"}]}),
-        "spec.parentResource.labelSelector",
-        "spec.parentResource.labelSelector.matchExpressions[0].operator: None is not one of "
-        "In, NotIn, Exists, DoesNotExist",
+        "spec.parentResource.labelSelector.matchExpressions[0].operator",
+        "None is not one of In, NotIn, Exists, DoesNotExist",
     ),
     (
         "bad revisionHistory field path",

@@ -75,11 +75,11 @@ def test_the_spec_is_read_and_selectors_match_annotations() -> None:
                     {
                         "apiVersion": "v1",
                         "resource": "pods",
-                        "updateStrategy": {"method": "RollingRecreate"},
+                        "updateStrategy": {"method": "Rolling"},
                     }
                 ]
             },
-            "spec.attachments[0].updateStrategy.method: 'RollingRecreate' is not one of",
+            "spec.attachments[0].updateStrategy.method: 'Rolling' is not one of",
         ),
         (
             {"attachments": [{"apiVersion": "v1", "resource": "pods"}] * 2},

@@ -11,8 +11,8 @@ from typing import Any
 from reconcile.engine.children import (
     OwnedType,
 )
-from reconcile.engine.keys import relative_key
-from reconcile.engine.responses import ParentError, ResponseError, object_list
+from reconcile.engine.keys import request_key
+from reconcile.engine.responses import ParentError, ResponseError, object_list, unknown_fields
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import (
     Obj,
@@ -130,41 +130,44 @@ def outputs_by_key(
     return grouped
 
 
-def _keyed(ctx: MapContext, outputs: Mapping[str, list[Obj]]) -> dict[str, dict[str, Obj]]:
+def _keyed(
+    ctx: MapContext, outputs: Mapping[str, list[Obj]], uniform: bool
+) -> dict[str, dict[str, Obj]]:
     return {
-        t.key: {relative_key(ctx.namespaced, o): o for o in outputs.get(t.key, [])}
+        t.key: {request_key(ctx.namespaced, o, uniform): o for o in outputs.get(t.key, [])}
         for t in ctx.output_types
     }
 
 
 def map_request(
-    ctx: MapContext, item: MapInput, outputs: Mapping[str, list[Obj]]
+    ctx: MapContext, item: MapInput, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
 ) -> dict[str, Any]:
+    """`uniform`: outputs keyed `namespace/name` (hook version v2)."""
     return {
         "controller": ctx.controller.raw,
         "parent": ctx.parent,
         "mapKey": item.key,
         "input": item.obj,
-        "outputs": _keyed(ctx, outputs),
+        "outputs": _keyed(ctx, outputs, uniform),
     }
 
 
 def tombstone_request(
-    ctx: MapContext, key: str, outputs: Mapping[str, list[Obj]]
+    ctx: MapContext, key: str, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
 ) -> dict[str, Any]:
     return {
         "controller": ctx.controller.raw,
         "parent": ctx.parent,
         "mapKey": key,
-        "outputs": _keyed(ctx, outputs),
+        "outputs": _keyed(ctx, outputs, uniform),
     }
 
 
-def parse_outputs(data: Any, hook: str) -> list[Obj]:
+def parse_outputs(data: Any, hook: str, *, strict: bool = False) -> list[Obj]:
     """`{outputs: [objects]}` from a map or tombstone hook (null or absent: none)."""
     if not isinstance(data, dict):
         raise ResponseError(hook, ["the response must be a JSON object"])
-    problems: list[str] = []
+    problems: list[str] = unknown_fields(data, ("outputs",)) if strict else []
     outputs = object_list(data.get("outputs"), "outputs", problems)
     if problems:
         raise ResponseError(hook, problems)

@@ -1,0 +1,176 @@
+"""Controllers as a cluster running Metacontroller stores them: its own CRDs installed (vendored
+in tests/data/metacontroller), the controllers created in the cluster, `reconcile` reading them
+from there. Its CRDs default `version: v1` on every hook; such a controller runs. A field
+`reconcile` does not implement is refused by name and the other controllers carry on. With
+our CRDs, the same fields are kept by the API server (not pruned), so they are refused by name
+too, never dropped in silence."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconcile.cluster import AlreadyExists, ApiError, NotFound
+from reconcile.cluster.types import Obj, ResourceInfo
+from reconcile.crds import CRD_FILES
+from tests.support.backends import Backend
+from tests.support.controllers import composite, run, webhook
+from tests.support.hookserver import serve
+from tests.support.poll import eventually
+
+VENDORED = Path(__file__).resolve().parents[1] / "data/metacontroller/metacontroller-crds-v1.yaml"
+KINDS = ("compositecontrollers", "decoratorcontrollers")
+CM = [("v1", "configmaps", "InPlace")]
+
+
+def _crds(texts: list[str]) -> dict[str, Obj]:
+    found = {}
+    for text in texts:
+        for doc in yaml.safe_load_all(text):
+            if doc and doc["spec"]["names"]["plural"] in KINDS:
+                found[doc["spec"]["names"]["plural"]] = doc
+    return found
+
+
+THEIRS = _crds([VENDORED.read_text()])
+OURS = _crds([path.read_text() for path in CRD_FILES])
+
+
+def _install(backend: Backend, wanted: dict[str, Obj]) -> None:
+    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    for crd in wanted.values():
+        body = copy.deepcopy(crd)
+        try:
+            backend.admin.create(crds, body)
+        except AlreadyExists:
+            current = backend.admin.get(crds, body["metadata"]["name"])
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            backend.admin.update(crds, body)
+
+
+@contextlib.contextmanager
+def crds_installed(backend: Backend, wanted: dict[str, Obj]) -> Iterator[ResourceInfo]:
+    _install(backend, wanted)
+    try:
+        yield eventually(
+            lambda: backend.cluster.discover(
+                "metacontroller.k8s.io/v1alpha1", "compositecontrollers"
+            ),
+            what="the CompositeController CRD",
+        )
+    finally:
+        _install(backend, OURS)  # what the rest of the suite expects
+
+
+def created_as_stored(backend: Backend, resource: ResourceInfo, obj: Obj, field: str) -> Obj:
+    """Create `obj` and read it back once the server's schema for it is the installed one
+    (a CRD's new schema takes a moment on a real server): `field` (dotted) is then as the
+    schema leaves it."""
+
+    def stored() -> Obj | None:
+        with contextlib.suppress(NotFound):
+            backend.admin.delete(resource, obj["metadata"]["name"])
+        created = backend.admin.create(resource, copy.deepcopy(obj))
+        node: Any = created
+        for step in field.split("."):
+            node = node.get(step) if isinstance(node, dict) else None
+        return created if node is not None else None
+
+    return eventually(stored, what=f"{field} kept by the API server")
+
+
+def parent(widgets: ResourceInfo, name: str, namespace: str) -> Obj:
+    return {
+        "apiVersion": widgets.api_version,
+        "kind": widgets.kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": {"controller": name}},
+        "spec": {"selector": {"matchLabels": {"app": name}}},
+    }
+
+
+def configmap(name: str, app: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": app}},
+        "data": {"from": "hook"},
+    }
+
+
+def test_a_controller_stored_under_metacontrollers_crds_runs(
+    backend: Backend, namespace: str, widgets: ResourceInfo, cms: ResourceInfo
+) -> None:
+    backend.admin.create(widgets, parent(widgets, "stored", namespace))
+    backend.admin.create(widgets, parent(widgets, "refused", namespace))
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        name = request["parent"]["metadata"]["name"]
+        return {"children": [configmap(f"{name}-child", name)]}
+
+    with serve(sync) as hook, crds_installed(backend, THEIRS) as controllers:
+        stored_name = f"stored-{namespace}"
+        wanted = composite(stored_name, widgets, CM, {"sync": webhook(hook.url)})
+        wanted["spec"]["parentResource"]["labelSelector"] = {
+            "matchLabels": {"controller": "stored"}
+        }
+        stored = created_as_stored(backend, controllers, wanted, "spec.hooks.sync.version")
+        assert stored["spec"]["hooks"]["sync"]["version"] == "v1"  # Metacontroller's default
+
+        refused_name = f"refused-{namespace}"
+        secure = webhook(hook.url)
+        secure["webhook"]["caBundle"] = {"inline": "-----BEGIN CERTIFICATE-----"}
+        refused = composite(refused_name, widgets, CM, {"sync": secure})
+        refused["spec"]["parentResource"]["labelSelector"] = {
+            "matchLabels": {"controller": "refused"}
+        }
+        created_as_stored(backend, controllers, refused, "spec.hooks.sync.webhook.caBundle")
+        try:
+            result = run(
+                backend,
+                controllers_from_cluster=True,
+                only_controllers=frozenset({stored_name, refused_name}),
+            )
+        finally:
+            for name in (stored_name, refused_name):
+                backend.delete_quietly(controllers, name, None)
+    assert backend.admin.get(cms, "stored-child", namespace=namespace)
+    with pytest.raises(NotFound):
+        backend.admin.get(cms, "refused-child", namespace=namespace)
+    assert [e for e in result.errors if refused_name in e] == [
+        e for e in result.errors if "spec.hooks.sync.webhook.caBundle: not supported" in e
+    ]
+    assert len(result.errors) == 1, result.errors
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("spec.hooks.sync.webhook.authorization", {"secretRef": {"name": "token"}}),
+        ("spec.endpointConfigs", [{"host": "hooks.example", "caBundle": {"inline": "x"}}]),
+        ("spec.hooks.postUpdateChild", {"webhook": {"url": "http://hooks.example/"}}),
+    ],
+)
+def test_our_crds_keep_the_fields_we_refuse_so_they_are_refused_by_name(
+    backend: Backend, widgets: ResourceInfo, field: str, value: Any
+) -> None:
+    with crds_installed(backend, OURS) as controllers:
+        name = f"kept-{abs(hash(field)) % 10**8}"
+        obj = composite(name, widgets, CM, {"sync": webhook("http://hooks.example/")})
+        node = obj
+        *parents, last = field.split(".")
+        for step in parents:
+            node = node.setdefault(step, {})
+        node[last] = value
+        stored = created_as_stored(backend, controllers, obj, field)
+        try:
+            result = run(backend, controllers_from_cluster=True, only_controllers=frozenset({name}))
+        finally:
+            with contextlib.suppress(ApiError):
+                backend.admin.delete(controllers, stored["metadata"]["name"])
+    assert any(f"{field}: not supported" in e for e in result.errors), result.errors
