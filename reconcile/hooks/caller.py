@@ -11,6 +11,7 @@ from typing import Any
 
 from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
+from reconcile.hooks.credentials import Credentials, ObjectReader
 from reconcile.hooks.errors import HookResult
 from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
 from reconcile.specs.hooks import HookSpec
@@ -24,7 +25,8 @@ class HookCaller:
     `max_429_retries` bounds the retries of a webhook answering 429; `sleep` waits out its
     Retry-After; `clock` times calls and ages the etag cache; `base_dir` is where a command's
     relative `working_dir` is resolved (and its default working directory; default: the current
-    directory). `budget` bounds every call and wait (default: unlimited).
+    directory). `budget` bounds every call and wait (default: unlimited). `read_object` reads the
+    Secrets and ConfigMaps webhooks' TLS and authentication settings name.
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class HookCaller:
         base_dir: Path | None = None,
         budget: Budget | None = None,
         pool_size: int = POOL_SIZE,
+        read_object: ObjectReader | None = None,
     ) -> None:
         budget = budget or Budget()
         self._webhooks = WebhookTransport(
@@ -44,6 +47,7 @@ class HookCaller:
             clock=clock,
             budget=budget,
             pool_size=pool_size,
+            credentials=Credentials(read_object),
         )
         self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
         self._lock = threading.Lock()

@@ -19,6 +19,7 @@ import requests
 from urllib3.exceptions import ReadTimeoutError
 
 from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.credentials import CredentialError, Credentials, ResolvedSecurity
 from reconcile.hooks.deadline import CallWatch, CallWatcher, WatchedAdapter
 from reconcile.hooks.errors import (
     BODY_EXCERPT,
@@ -99,8 +100,10 @@ class WebhookTransport:
         clock: Callable[[], float] = time.monotonic,
         budget: Budget | None = None,
         pool_size: int = POOL_SIZE,
+        credentials: Credentials | None = None,
     ) -> None:
         self.max_429_retries = max_429_retries
+        self.credentials = credentials or Credentials()
         self._budget = budget or Budget()
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._clock = clock
@@ -114,6 +117,7 @@ class WebhookTransport:
         self._watcher.close()
         self.session.close()
         self.cache.clear()
+        self.credentials.close()
 
     def _wait(self, seconds: float) -> None:
         self._budget.sleep(seconds)
@@ -128,8 +132,13 @@ class WebhookTransport:
         self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any], watch: CallWatch
     ) -> HookResult:
         start = self._clock()
+        try:
+            security = self.credentials.resolve(spec.security)
+        except CredentialError as exc:
+            raise HookError(hook, "credentials", str(exc)) from None
         data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(security.headers)
         key = cache_key(spec.url, request) if spec.etag.enabled else None
         entry = self.cache.get(key, spec.etag.cache_cleanup_seconds) if key is not None else None
         if entry is not None:
@@ -138,7 +147,7 @@ class WebhookTransport:
         attempts = 0
         while True:
             attempts += 1
-            response, timeout = self._post(hook, spec, data, headers, watch)
+            response, timeout = self._post(hook, spec, data, headers, watch, security)
             if response.status_code != 429 or attempts > self.max_429_retries:
                 break
             self._watcher.release(watch)
@@ -252,6 +261,7 @@ class WebhookTransport:
         data: bytes,
         headers: dict[str, str],
         watch: CallWatch,
+        security: ResolvedSecurity,
     ) -> tuple[requests.Response, float]:
         """The response (its body not read yet) and the timeout it was given."""
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
@@ -267,7 +277,8 @@ class WebhookTransport:
                 allow_redirects=False,
                 stream=True,
                 proxies=environment["proxies"],
-                verify=environment["verify"],
+                verify=security.ca_file or environment["verify"],
+                cert=security.client_cert,
             )
         except requests.RequestException as exc:
             if watch.cut:
@@ -311,6 +322,8 @@ def _hook_error(hook: HookSpec, exc: requests.RequestException, timeout: float) 
         return HookError(hook, "timeout", f"could not connect within the {timeout:g}s timeout")
     if isinstance(exc, requests.Timeout):
         return HookError(hook, "timeout", f"no response within the {timeout:g}s timeout")
+    if isinstance(exc, requests.exceptions.SSLError):
+        return HookError(hook, "tls", f"TLS failed: {_connection_problem(exc)}")
     if isinstance(exc, requests.ConnectionError):
         if _is_read_timeout(exc):
             return HookError(hook, "timeout", f"response stalled beyond the {timeout:g}s timeout")

@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError
+from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, Shard
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
+from reconcile.hooks.credentials import ObjectReader
+from reconcile.objects.meta import Obj
 from reconcile.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.collector import thaw
 from reconcile.runner.composite import CompositeKind
@@ -70,7 +72,9 @@ class RunLoop:
         self.budget = budget or Budget(settings.max_duration, clock)
         # a MapController's calls and writes run beside its parents: twice the workers at once
         self.hooks = hooks or HookCaller(
-            budget=self.budget, pool_size=max(32, 2 * settings.workers + 4)
+            budget=self.budget,
+            pool_size=max(32, 2 * settings.workers + 4),
+            read_object=object_reader(cluster),
         )
         self.clock = clock
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
@@ -366,3 +370,17 @@ class NoLock:
 
     def release(self) -> None:
         pass
+
+
+def object_reader(cluster: Cluster) -> ObjectReader:
+    """Reads the Secrets and ConfigMaps webhooks' TLS and authentication settings name (once
+    each per run: the hook caller keeps what it read)."""
+
+    def read(kind: str, namespace: str, name: str) -> Obj | None:
+        resource = cluster.discover("v1", "secrets" if kind == "Secret" else "configmaps")
+        try:
+            return cluster.get(resource, name, namespace=namespace)
+        except NotFound:
+            return None
+
+    return read

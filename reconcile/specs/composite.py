@@ -7,7 +7,6 @@ from typing import Any
 
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 from reconcile.specs.controller import (
-    ENDPOINT_CONFIGS,
     OwnedRule,
     UpdateMethod,
     controller_hooks,
@@ -139,8 +138,14 @@ def parse_composite_controller(
     """
     name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown(
-        {"parentResource", "childResources", "hooks", "resyncPeriodSeconds", "generateSelector"},
-        ENDPOINT_CONFIGS,
+        {
+            "parentResource",
+            "childResources",
+            "hooks",
+            "resyncPeriodSeconds",
+            "generateSelector",
+            "endpointConfigs",
+        }
     )
     if not spec.has("parentResource"):
         raise spec.error("parentResource", "is required")

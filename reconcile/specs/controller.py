@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from reconcile.specs.fields import Fields
 from reconcile.specs.hooks import HookSpec
 from reconcile.specs.hooks_parse import optional_hook
+from reconcile.specs.webhook_security import parse_endpoint_configs
 
 
 class UpdateMethod(StrEnum):
@@ -103,22 +104,21 @@ CHILD_UPDATE_HOOKS = {
     hook: "Metacontroller's schema lists it but no release calls it; reconcile does not either"
     for hook in ("preUpdateChild", "postUpdateChild")
 }
-ENDPOINT_CONFIGS = {
-    "endpointConfigs": "per-host webhook TLS and authentication settings are not implemented"
-}
 
 
 def controller_hooks(
     spec: Fields, where: str, base_dir: str | None
 ) -> tuple[HookSpec, HookSpec | None, HookSpec | None]:
-    """(sync, finalize, customize); SpecError without a sync hook."""
+    """(sync, finalize, customize), each webhook with its host's `endpointConfigs` settings;
+    SpecError without a sync hook."""
     hooks = spec.child("hooks")
     hooks.reject_unknown({"sync", "finalize", "customize"}, CHILD_UPDATE_HOOKS)
-    sync = optional_hook(hooks, "sync", where, base_dir)
+    configs = parse_endpoint_configs(spec)
+    sync = optional_hook(hooks, "sync", where, base_dir, configs)
     if sync is None:
         raise hooks.error("sync", "is required")
     return (
         sync,
-        optional_hook(hooks, "finalize", where, base_dir),
-        optional_hook(hooks, "customize", where, base_dir),
+        optional_hook(hooks, "finalize", where, base_dir, configs),
+        optional_hook(hooks, "customize", where, base_dir, configs),
     )

@@ -13,7 +13,6 @@ from reconcile.objects.selectors import (
 )
 from reconcile.specs.composite import GROUP
 from reconcile.specs.controller import (
-    ENDPOINT_CONFIGS,
     OwnedRule,
     controller_hooks,
     controller_spec,
@@ -128,7 +127,7 @@ def parse_decorator_controller(
     """
     name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown(
-        {"resources", "attachments", "hooks", "resyncPeriodSeconds"}, ENDPOINT_CONFIGS
+        {"resources", "attachments", "hooks", "resyncPeriodSeconds", "endpointConfigs"}
     )
     resources = tuple(_resource(r) for r in spec.children("resources"))
     if not resources:

@@ -16,10 +16,56 @@ class EtagSettings:
 
 
 @dataclass(frozen=True)
+class KeyRef:
+    """One key of a Secret or ConfigMap; `field` is where the spec names it, for messages."""
+
+    kind: str  # Secret or ConfigMap
+    namespace: str
+    name: str
+    key: str
+    field: str
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name} key {self.key!r} ({self.field})"
+
+
+@dataclass(frozen=True)
+class WebhookSecurity:
+    ca_inline: str | None = None
+    ca_ref: KeyRef | None = None
+    auth_scheme: str = "Bearer"
+    auth_token: KeyRef | None = None
+    basic_username: KeyRef | None = None
+    basic_password: KeyRef | None = None
+    client_cert: KeyRef | None = None
+    client_key: KeyRef | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self == WebhookSecurity()
+
+    def refs(self) -> tuple[KeyRef, ...]:
+        return tuple(
+            ref
+            for ref in (
+                self.ca_ref,
+                self.auth_token,
+                self.basic_username,
+                self.basic_password,
+                self.client_cert,
+                self.client_key,
+            )
+            if ref is not None
+        )
+
+
+@dataclass(frozen=True)
 class WebhookSpec:
     url: str
     timeout: float = 10.0
     etag: EtagSettings = field(default_factory=EtagSettings)
+    # TLS and authentication (the hook's own, or its host's endpointConfigs entry)
+    security: WebhookSecurity = field(default_factory=WebhookSecurity)
 
 
 class HookVersion(StrEnum):

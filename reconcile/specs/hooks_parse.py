@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os.path
+from dataclasses import replace
 
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
 from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, HookVersion, WebhookSpec
+from reconcile.specs.webhook_security import (
+    SECURITY_FIELDS,
+    EndpointConfig,
+    parse_security,
+    with_endpoint,
+)
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -24,18 +31,12 @@ def _timeout(fields: Fields) -> float:
     return seconds
 
 
-# Metacontroller's webhook fields for TLS and authentication, not implemented here yet.
-WEBHOOK_SECURITY = {
-    field: "webhook TLS and authentication settings are not implemented; serve the hook over "
-    "plain HTTP (inside the cluster or on loopback) or use a command hook"
-    for field in ("caBundle", "authorization", "basicAuth", "clientTLS")
-}
 _MODES = ("loose", "strict")
 
 
 def _webhook(fields: Fields) -> WebhookSpec:
     fields.reject_unknown(
-        {"url", "service", "path", "timeout", "etag", "responseUnMarshallMode"}, WEBHOOK_SECURITY
+        {"url", "service", "path", "timeout", "etag", "responseUnMarshallMode", *SECURITY_FIELDS}
     )
     url = fields.optional_string("url")
     if url is None:
@@ -67,7 +68,8 @@ def _webhook(fields: Fields) -> WebhookSpec:
             cache_cleanup_seconds=etag_fields.number("cacheCleanupSeconds", minimum=0)
             or EtagSettings.cache_cleanup_seconds,
         )
-    return WebhookSpec(url=url, timeout=_timeout(fields), etag=etag)
+    security = parse_security(fields)
+    return WebhookSpec(url=url, timeout=_timeout(fields), etag=etag, security=security)
 
 
 def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
@@ -114,7 +116,18 @@ def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = Non
 
 
 def optional_hook(
-    hooks: Fields, name: str, owner: str, base_dir: str | None = None
+    hooks: Fields,
+    name: str,
+    owner: str,
+    base_dir: str | None = None,
+    endpoints: tuple[EndpointConfig, ...] = (),
 ) -> HookSpec | None:
+    """The hook `name` if set; its webhook takes its host's `endpoints` entry unless it sets
+    TLS or authentication fields of its own."""
     fields = hooks.optional_child(name)
-    return parse_hook(fields, name, owner, base_dir) if fields is not None else None
+    if fields is None:
+        return None
+    hook = parse_hook(fields, name, owner, base_dir)
+    if hook.webhook is None or not endpoints:
+        return hook
+    return replace(hook, webhook=with_endpoint(hook.webhook, endpoints))

@@ -13,6 +13,7 @@ from reconcile.specs.controller import OwnedRule, controller_spec, no_repeats, o
 from reconcile.specs.fields import Fields
 from reconcile.specs.hooks import HookSpec
 from reconcile.specs.hooks_parse import optional_hook
+from reconcile.specs.webhook_security import parse_endpoint_configs
 
 KIND = "MapController"
 # Outputs: objects of a resource the map hook returns and the parent owns.
@@ -61,7 +62,14 @@ def parse_map_controller(
     """
     name, where, spec = controller_spec(obj, KIND, source)
     spec.reject_unknown(
-        {"parentResource", "inputResources", "outputResources", "hooks", "resyncPeriodSeconds"}
+        {
+            "parentResource",
+            "inputResources",
+            "outputResources",
+            "hooks",
+            "resyncPeriodSeconds",
+            "endpointConfigs",
+        }
     )
     if not spec.has("parentResource"):
         raise spec.error("parentResource", "is required")
@@ -76,7 +84,8 @@ def parse_map_controller(
     no_repeats(spec, "outputResources", outputs)
     hooks = spec.child("hooks")
     hooks.reject_unknown({"map", "tombstone"})
-    map_hook = optional_hook(hooks, "map", where, base_dir)
+    endpoints = parse_endpoint_configs(spec)
+    map_hook = optional_hook(hooks, "map", where, base_dir, endpoints)
     if map_hook is None:
         raise hooks.error("map", "is required")
     return MapController(
@@ -84,7 +93,9 @@ def parse_map_controller(
         parent=parent,
         inputs=inputs,
         outputs=outputs,
-        hooks=MapHooks(map=map_hook, tombstone=optional_hook(hooks, "tombstone", where, base_dir)),
+        hooks=MapHooks(
+            map=map_hook, tombstone=optional_hook(hooks, "tombstone", where, base_dir, endpoints)
+        ),
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         source=source,

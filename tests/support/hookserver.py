@@ -23,11 +23,12 @@ class HookServer(ThreadingHTTPServer):
         self.handler = handler
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
+        self.scheme = "http"  # https once its socket is wrapped (tests/support/tlsserver.py)
         self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/"
+        return f"{self.scheme}://127.0.0.1:{self.server_address[1]}/"
 
     def record(self, request: dict[str, Any]) -> None:
         with self._lock:

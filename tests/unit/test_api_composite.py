@@ -309,8 +309,8 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "unknown spec field",
         _set("spec.replicas", 3),
         "spec.replicas",
-        "unknown field (expected one of: childResources, generateSelector, hooks, "
-        "parentResource, resyncPeriodSeconds)",
+        "unknown field (expected one of: childResources, endpointConfigs, generateSelector, "
+        "hooks, parentResource, resyncPeriodSeconds)",
     ),
     (
         "unknown parentResource field",
@@ -335,7 +335,7 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "unknown webhook field",
         _set(f"{SYNC_WEBHOOK}.method", "POST"),
         f"{SYNC_WEBHOOK}.method",
-        "unknown field (expected one of: "
+        "unknown field (expected one of: authorization, basicAuth, caBundle, clientTLS, "
         "etag, path, responseUnMarshallMode, service, timeout, url)",
     ),
     (

@@ -136,6 +136,33 @@ def dotted(path: tuple[str, ...]) -> str:
 
 
 FIELDS = leaf_fields()
+SECRET = {"name": "hook-credentials", "namespace": "hooks"}
+BLOCKS: dict[str, Any] = {
+    "caBundle": {
+        "inline": {"inline": "-----BEGIN CERTIFICATE-----"},
+        "secretRef": {"secretRef": {**SECRET, "key": "ca.crt"}},
+        "configMapRef": {"configMapRef": {**SECRET, "key": "ca.crt"}},
+    },
+    "authorization": {"type": "Bearer", "secretRef": {**SECRET, "key": "token"}},
+    "basicAuth": {"secretRef": SECRET, "usernameKey": "user", "passwordKey": "pass"},
+    "clientTLS": {"secretRef": SECRET, "certKey": "tls.crt", "privateKeyKey": "tls.key"},
+    "endpointConfigs": None,  # an entry holding the block the path goes on to
+}
+
+
+def complete_block(path: tuple[str, ...], at: int) -> Any:
+    """The block at `path[at]` written whole, so that the field set is valid on its own."""
+    name = path[at]
+    if name == "endpointConfigs":
+        entry: dict[str, Any] = {"host": "hook.example"}
+        inner = at + 2  # endpointConfigs, [], <block>
+        if inner < len(path) and path[inner] in BLOCKS:
+            entry[path[inner]] = complete_block(path, inner)
+        return [entry]
+    if name == "caBundle":
+        source = path[at + 1] if at + 1 < len(path) else "inline"
+        return copy.deepcopy(BLOCKS["caBundle"][source])
+    return copy.deepcopy(BLOCKS[name])
 
 
 def test_the_vendored_crds_hold_the_fields_a_switching_user_meets() -> None:
@@ -151,7 +178,11 @@ def test_the_vendored_crds_hold_the_fields_a_switching_user_meets() -> None:
 def test_every_metacontroller_field_is_accepted_or_refused_by_name(
     kind: str, path: tuple[str, ...], schema: dict[str, Any]
 ) -> None:
-    spec = with_field(BASES[kind], path, sample(path[-1], schema))
+    block = next((n for n in range(len(path)) if path[n] in BLOCKS), None)
+    if block is None:
+        spec = with_field(BASES[kind], path, sample(path[-1], schema))
+    else:  # a TLS or authentication setting: the whole block, as a user writes it
+        spec = with_field(BASES[kind], path[: block + 1], complete_block(path, block))
     obj = {
         "apiVersion": "metacontroller.k8s.io/v1alpha1",
         "kind": kind,
