@@ -16,6 +16,7 @@ from reconcile.engine.children import (
     Occupant,
     OwnedType,
     diff_children,
+    manages_children,
     problem,
     wait,
 )
@@ -361,7 +362,11 @@ def plan_parent(
     creates, updates, status, then the finalizer's removal once finalized."""
     desired, problems = desired_children(ctx, selector, response)
     children = ChildrenDiff(problems=problems)
-    for child_type in ctx.child_types:
+    controller = ctx.controller
+    manage = manages_children(
+        ctx.parent, controller.finalizer, controller.hooks.finalize is not None
+    )
+    for child_type in ctx.child_types if manage else ():
         _child_actions(
             ctx, child_type, claims[child_type.key], desired[child_type.key], children, lookup
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children
+from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children, manages_children
 from reconcile.engine.keys import object_key, rekeyed, request_key
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field, unknown_fields
@@ -177,7 +177,8 @@ def plan_target(
             )
         )
     attachments = ChildrenDiff()
-    for kind in types:
+    manage = manages_children(target, controller.finalizer, controller.hooks.finalize is not None)
+    for kind in types if manage else ():
         diff_children(
             kind,
             {object_key(obj): obj for obj in observed.get(kind.key, [])},

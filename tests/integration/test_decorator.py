@@ -259,6 +259,56 @@ def test_opt_out_and_deletion_run_the_finalize_hook(
         backend.admin.get(gadgets, "g", namespace=namespace)
 
 
+def test_a_target_held_by_another_finalizer_gets_no_attachments_after_finalizing(
+    backend: Backend, namespace: str, gadgets: ResourceInfo, tmp_path: Path
+) -> None:
+    """Metacontroller's rule: once the decorator's finalizer is off a target that is still
+    being deleted (another finalizer holds it), its attachments are never managed again, so
+    what the finalize hook deleted is not created again by the next pass or run."""
+    held = gadget(
+        gadgets,
+        "held",
+        namespace,
+        labels={"decorate": "yes"},
+        annotations={"team": "blue"},
+        finalizers=["example.com/hold"],
+    )
+    backend.admin.create(gadgets, held)
+    configmaps = backend.admin.discover("v1", "configmaps")
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        return {"attachments": [configmap("held-note", a="b")]}
+
+    def finalize(request: dict[str, Any]) -> dict[str, Any]:
+        return {"attachments": [], "finalized": not request["attachments"]["ConfigMap.v1"]}
+
+    with serve(sync) as syncs, serve(finalize) as finals:
+        path = write_controllers(
+            tmp_path,
+            decorator(
+                "held",
+                gadgets,
+                {"sync": webhook(syncs.url), "finalize": webhook(finals.url)},
+                [("v1", "configmaps", "InPlace")],
+                **SELECT,
+            ),
+        )
+        assert run(backend, path).errors == []
+        backend.admin.get(configmaps, "held-note", namespace=namespace)
+        backend.admin.delete(gadgets, "held", namespace=namespace)  # held by example.com/hold
+        finalized = run(backend, path)
+        assert finalized.errors == [] and finalized.converged, finalized.errors
+        target = backend.admin.get(gadgets, "held", namespace=namespace)
+        assert metadata(target)["finalizers"] == ["example.com/hold"]
+        again = run(backend, path)  # a later run: the sync hook still asks for the attachment
+        assert again.errors == [] and again.converged, again.errors
+        assert again.actions_by_kind()["create"] == 0
+    with pytest.raises(NotFound):
+        backend.admin.get(configmaps, "held-note", namespace=namespace)
+    target["metadata"]["finalizers"] = []
+    backend.admin.update(gadgets, target)
+
+
 def test_a_bad_response_changes_nothing_for_its_target_only(
     backend: Backend, namespace: str, gadgets: ResourceInfo, tmp_path: Path
 ) -> None:

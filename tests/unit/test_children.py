@@ -16,6 +16,7 @@ from reconcile.engine.children import (
     ChildrenDiff,
     OwnedType,
     diff_children,
+    manages_children,
     problem,
     wait,
 )
@@ -221,3 +222,32 @@ def test_decorator_refuses_an_attachment_listed_twice() -> None:
     response = DecoratorResponse(attachments=[desired("a", {}), desired("a", {"x": "1"})])
     with pytest.raises(ResponseError, match=r"attachments\[1\]: ConfigMap default/a is listed"):
         plan_target(controller, DEPLOYMENTS, TARGET, types, {}, response, finalizing=False)
+
+
+@pytest.mark.parametrize(
+    ("finalizers", "deleting", "finalize_hook", "manages"),
+    [
+        ([], False, False, True),  # alive
+        (["ours"], True, True, True),  # being finalized by us
+        (["other"], True, True, False),  # our finalizer already removed: hands off
+        (["ours"], True, False, False),  # no finalize hook
+        (["ours", "foregroundDeletion"], True, True, False),  # the collector is at work
+        (["ours", "orphan"], True, True, False),
+    ],
+)
+def test_children_are_managed_only_while_the_parent_lives_or_is_ours_to_finalize(
+    finalizers: list[str], deleting: bool, finalize_hook: bool, manages: bool
+) -> None:
+    parent = configmap("p", {}, deleting=deleting)
+    parent["metadata"]["finalizers"] = finalizers
+    assert manages_children(parent, "ours", finalize_hook) is manages
+
+
+def test_a_target_whose_finalizer_is_gone_gets_no_attachments_again() -> None:
+    controller = decorator()
+    types = [OwnedType(controller.attachments[0], CONFIGMAPS)]
+    held = {**TARGET, "metadata": {**TARGET["metadata"], "finalizers": ["example.com/hold"]}}
+    held["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    response = DecoratorResponse(attachments=[desired("a", {})])
+    plan = plan_target(controller, DEPLOYMENTS, held, types, {}, response, finalizing=False)
+    assert [a for a in plan.actions if a.kind is ActionKind.CREATE] == []
