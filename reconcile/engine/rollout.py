@@ -22,10 +22,12 @@ the revisions alone):
   deleted, wherever it is). A child deleted by someone else is recreated at its own revision.
 * At most one child moves to the latest revision per call (children that already match the
   latest desired state move for free, they are not touched), and only when every child already
-  on the latest revision exists, is up to date and ready. Children move in order of child type,
-  then name (digits compared as numbers: web-2 before web-10), except that a child already
-  disrupted on an older revision (missing, being deleted, not updated or not ready there) goes
-  first, so that a parent change mid-rollout never takes a second child down.
+  on the latest revision exists, is up to date and ready. Children move in the order the latest
+  revision's sync hook listed them (Metacontroller's: a CatSet lists its Pods highest first to
+  roll them so); children it did not list come after, by child type then name (digits compared
+  as numbers: web-2 before web-10). A child already disrupted on an older revision (missing,
+  being deleted, not updated or not ready there) goes first, so that a parent change mid-rollout
+  never takes a second child down.
 * A move is written to the revisions before the child is touched, so a run killed in between
   finds the child on the latest revision but not updated: that child blocks every further move
   until it has been updated, and its desired state now comes from the latest revision.
@@ -196,15 +198,18 @@ def plan_rollout(
     move_unchanged: bool = True,
     revision_resource: ResourceInfo = REVISION_RESOURCE,
     strategy: ApplyStrategy = CLIENT_SIDE,
+    hook_order: Sequence[tuple[str, str]] = (),
 ) -> RolloutPlan:
     """The rollout decision (see the module's rules). `desired` maps each live revision's name
     to its sync response's children (child type key -> relative name -> validated object);
     `observed_children` are the children the parent holds, keyed the same way.
-    `move_unchanged=False` moves even children that already match one at a time."""
+    `move_unchanged=False` moves even children that already match one at a time.
+    `hook_order`: (child type key, name) as the latest revision's sync hook listed them: the
+    order children move in."""
     missing = [live.name for live in revisions.live if live.name not in desired]
     if missing:
         raise ValueError(f"no desired children for revision(s) {', '.join(missing)}")
-    rollout = _Rollout(revisions, desired, observed_children, child_types, strategy)
+    rollout = _Rollout(revisions, desired, observed_children, child_types, strategy, hook_order)
     if move_unchanged:
         rollout.move_unchanged()
     was_pending = bool(rollout.pending())
@@ -227,11 +232,13 @@ class _Rollout:
         observed_children: ChildMap,
         child_types: Sequence[ChildType],
         strategy: ApplyStrategy,
+        hook_order: Sequence[Child] = (),
     ) -> None:
         self.revisions, self.desired, self.observed_children = revisions, desired, observed_children
         self.child_types, self.strategy = child_types, strategy
         self.latest = revisions.latest.name
         self.order = {t.key: i for i, t in enumerate(child_types)}
+        self.rank = {child: i for i, child in reversed(list(enumerate(hook_order)))}
         self.rolling = {t.key: t for t in child_types if t.rule.update_method.rolling}
         self.moves: list[Move] = []
         self.owners = self._owners()
@@ -246,7 +253,12 @@ class _Rollout:
         return ChildRef(key, self.rolling[key].resource.kind, name)
 
     def ordered(self, children: Sequence[Child]) -> list[Child]:
-        return sorted(children, key=lambda k: (self.order[k[0]], _natural(k[1])))
+        """In the order the latest sync hook listed them (Metacontroller's rolling order);
+        children it did not list after, by child type then name."""
+        last = len(self.rank)
+        return sorted(
+            children, key=lambda k: (self.rank.get(k, last), self.order[k[0]], _natural(k[1]))
+        )
 
     def _owners(self) -> dict[Child, str]:
         """A child stays with the newest live revision that lists it and whose desired state

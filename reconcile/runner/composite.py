@@ -41,7 +41,7 @@ from reconcile.engine.rollout import (
     rollout_response,
 )
 from reconcile.engine.rollout_revisions import plan_revisions
-from reconcile.objects.meta import Obj, identity, namespace_of, uid_of
+from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
 from reconcile.results import ParentResult
@@ -225,6 +225,10 @@ class CompositeKind(ControllerKind[ParentWork]):
             ctx.child_types,
             revision_resource=revisions,
             strategy=ctx.strategy,
+            hook_order=[
+                (f"{raw['kind']}.{raw['apiVersion']}", name_of(raw))
+                for raw in responses[plan.latest.name].children
+            ],
         )
         result.rollout = rollout.summary
         response = rollout_response(rollout, responses)

@@ -208,6 +208,7 @@ class Sim:
         self.children: dict[str, dict[str, Obj]] = {t.key: {} for t in self.types}
         self.counter = itertools.count(1)
         self.hook_calls: list[list[str]] = []
+        self.descending = False  # the hook lists its children last first (as CatSet's does)
 
     # -- the two decision steps, as the runner calls them
 
@@ -223,12 +224,14 @@ class Sim:
         )
         desired = {live.name: hook(live.parent) for live in plan.live}
         self.hook_calls.append(list(desired))
+        listed = [(key, name) for key, objs in desired[plan.latest.name].items() for name in objs]
         rollout = plan_rollout(
             plan,
             desired,
             self.children,
             self.types,
             move_unchanged=self.move_unchanged,
+            hook_order=list(reversed(listed)) if self.descending else listed,
         )
         responses = {
             name: SyncResponse(
@@ -718,6 +721,18 @@ def test_children_move_in_natural_name_order() -> None:
     change(sim, template={"image": "b"})
     order = [m for d in sim.converge() for m in d.moved()]
     assert order == [f"web-{i}" for i in range(12)]
+
+
+def test_children_move_in_the_order_the_hook_lists_them() -> None:
+    """Metacontroller rolls children in the order of the latest sync hook's answer: CatSet
+    lists its Pods highest first, so web-11 is replaced first."""
+    sim = started("a", types=make_types(RIP))
+    sim.descending = True
+    change(sim, replicas=12)
+    sim.converge()
+    change(sim, template={"image": "b"})
+    order = [m for d in sim.converge() for m in d.moved()]
+    assert order == [f"web-{i}" for i in reversed(range(12))]
 
 
 # --- the intent rule -----------------------------------------------------------------------
