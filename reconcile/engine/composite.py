@@ -24,8 +24,9 @@ from reconcile.engine.keys import rekeyed, relative_key
 from reconcile.engine.limits import child_size_problem, status_size_problem
 from reconcile.engine.ownership import ClaimResult, claim, owner_reference, without_owner
 from reconcile.engine.responses import ParentError, SyncResponse
+from reconcile.engine.status import status_to_write
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
-from reconcile.objects.jsondata import json_copy, json_equal
+from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import (
     Obj,
     controller_ref,
@@ -64,6 +65,8 @@ class Context:
     parent_resource: ResourceInfo
     child_types: tuple[ChildType, ...]
     strategy: ApplyStrategy = CLIENT_SIDE
+    # False once the run saw the parent's schema drop status.observedGeneration
+    stamp_generation: bool = True
 
     @property
     def namespaced(self) -> bool:
@@ -338,9 +341,8 @@ def _child_actions(
 
 
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
-    new_status = dict(status or {})
-    new_status["observedGeneration"] = metadata(ctx.parent).get("generation", 0)
-    if json_equal(new_status, ctx.parent.get("status")):
+    new_status = status_to_write(status or {}, ctx.parent, stamp=ctx.stamp_generation)
+    if new_status is None:
         return None
     after = json_copy(ctx.parent)
     after["status"] = new_status

@@ -7,7 +7,6 @@ from typing import Any
 
 from reconcile.objects.meta import Obj
 from reconcile.objects.names import metadata_problems
-from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
 
 
 class ParentError(ValueError):
@@ -76,8 +75,6 @@ def object_list(raw: Any, field: str, problems: list[str]) -> list[Obj]:
 
 
 SYNC_FIELDS = ("status", "children", "resyncAfterSeconds", "finalized")
-CUSTOMIZE_FIELDS = ("relatedResources",)
-RELATED_FIELDS = ("apiVersion", "resource", "labelSelector", "namespace", "names")
 
 
 def unknown_fields(data: dict[str, Any], known: tuple[str, ...], where: str = "") -> list[str]:
@@ -112,71 +109,3 @@ def parse_sync_response(
     return SyncResponse(
         status=status, children=children, resync_after=resync_after, finalized=finalized
     )
-
-
-@dataclass(frozen=True)
-class RelatedRule:
-    """From the customize hook: objects the sync hook wants to see without owning them."""
-
-    api_version: str
-    resource: str
-    selector: LabelSelector | None = None  # set: by label selector
-    namespace: str | None = None  # set with names: by name
-    names: tuple[str, ...] = ()
-
-
-def parse_customize_response(data: dict[str, Any], *, strict: bool = False) -> list[RelatedRule]:
-    problems: list[str] = unknown_fields(data, CUSTOMIZE_FIELDS) if strict else []
-    raw = data.get("relatedResources")
-    if raw is None:
-        raw = []
-    if not isinstance(raw, list):
-        raise ResponseError("customize", ["relatedResources: must be a list"])
-    rules: list[RelatedRule] = []
-    for i, item in enumerate(raw):
-        where = f"relatedResources[{i}]"
-        if not isinstance(item, dict):
-            problems.append(f"{where}: must be an object")
-            continue
-        if strict:
-            problems += unknown_fields(item, RELATED_FIELDS, f"{where}.")
-        api_version, resource = item.get("apiVersion"), item.get("resource")
-        if not isinstance(api_version, str) or not api_version:
-            problems.append(f"{where}.apiVersion: is required")
-        if not isinstance(resource, str) or not resource:
-            problems.append(f"{where}.resource: is required")
-        by_selector = "labelSelector" in item and item["labelSelector"] is not None
-        by_name = item.get("namespace") is not None or item.get("names") is not None
-        if by_selector and by_name:
-            problems.append(f"{where}: labelSelector and namespace/names are exclusive")
-            continue
-        names = item.get("names") or []
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            problems.append(f"{where}.names: must be a list of strings")
-            continue
-        namespace = item.get("namespace")
-        if namespace is not None and not isinstance(namespace, str):
-            problems.append(f"{where}.namespace: must be a string")
-            continue
-        selector: LabelSelector | None = None
-        if by_selector or not by_name:
-            try:
-                selector = label_selector_from_spec(
-                    item.get("labelSelector"), f"{where}.labelSelector"
-                )
-            except SelectorError as exc:
-                problems.append(str(exc))
-                continue
-        if isinstance(api_version, str) and isinstance(resource, str):
-            rules.append(
-                RelatedRule(
-                    api_version=api_version,
-                    resource=resource,
-                    selector=selector,
-                    namespace=namespace or None,
-                    names=tuple(names),
-                )
-            )
-    if problems:
-        raise ResponseError("customize", problems)
-    return rules

@@ -25,9 +25,9 @@ from reconcile.engine.composite import (
     sync_request,
 )
 from reconcile.engine.ownership import ClaimResult
+from reconcile.engine.related import parse_customize_response
 from reconcile.engine.responses import (
     SyncResponse,
-    parse_customize_response,
     parse_sync_response,
 )
 from reconcile.engine.revisions import (
@@ -144,7 +144,12 @@ class CompositeKind(ControllerKind[ParentWork]):
             )
         resolved = self.resolved
         ctx = Context(
-            self.controller, work.parent, resolved.parent, resolved.children, self.executor.strategy
+            self.controller,
+            work.parent,
+            resolved.parent,
+            resolved.children,
+            self.executor.strategy,
+            stamp_generation=self.env.stamps_generation(resolved.parent),
         )
         if resolved.revisions is not None and work.mode is Mode.SYNC:
             self._sync_rolling(ctx, resolved.revisions, result)
@@ -265,4 +270,11 @@ class CompositeKind(ControllerKind[ParentWork]):
             return {}
         answer = self._call(hook, customize_request(ctx), result)
         rules = parse_customize_response(answer, strict=hook.strict)
-        return related_objects(self.cluster, self.snapshot, rules, ctx.parent, ctx.namespaced)
+        return related_objects(
+            self.cluster,
+            self.snapshot,
+            rules,
+            ctx.parent,
+            ctx.namespaced,
+            uniform=hook.uniform_keys,
+        )

@@ -23,10 +23,11 @@ from reconcile.config import Shard
 from reconcile.engine.responses import ParentError
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj
+from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
 from reconcile.runner.progress import NoProgress, Progress
-from reconcile.runner.resolving import ControllerError
+from reconcile.runner.resolving import ControllerError, status_keeps_generation
 from reconcile.runner.snapshot import Snapshot
 
 Work = TypeVar("Work")
@@ -48,6 +49,18 @@ class PassEnv:
     budget: Budget = field(default_factory=Budget)
     shard: Shard = field(default_factory=Shard)
     progress: Progress = field(default_factory=NoProgress)
+    # per parent group/resource: whether its status schema keeps observedGeneration (per run)
+    keeps_generation: dict[str, bool] = field(default_factory=dict)
+
+    def stamps_generation(self, resource: ResourceInfo) -> bool:
+        """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
+        and no status write of this run saw it dropped."""
+        key = resource.group_resource
+        if key not in self.keeps_generation:
+            self.keeps_generation[key] = status_keeps_generation(self.cluster, resource)
+            if not self.keeps_generation[key]:
+                self.executor.note_dropped_generation(key)
+        return self.keeps_generation[key] and key not in self.executor.drops_generation
 
 
 class Refused(Exception):

@@ -14,7 +14,7 @@ from reconcile.engine.decorator import (
     plan_target,
     sync_request,
 )
-from reconcile.engine.responses import parse_customize_response
+from reconcile.engine.related import parse_customize_response
 from reconcile.objects.meta import Obj, identity, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ParentResult
@@ -131,7 +131,9 @@ class DecoratorKind(ControllerKind[TargetWork]):
             return {}
         request = {"controller": controller.raw, "parent": target}
         rules = parse_customize_response(self._call(hook, request, result), strict=hook.strict)
-        return related_objects(self.env.cluster, self.snapshot, rules, target, namespaced)
+        return related_objects(
+            self.env.cluster, self.snapshot, rules, target, namespaced, uniform=hook.uniform_keys
+        )
 
     def _call(self, hook: HookSpec, request: dict[str, Any], result: ParentResult) -> Any:
         return call_hook(self.env.hooks, hook, request, result)

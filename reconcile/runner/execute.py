@@ -14,6 +14,7 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
+from reconcile.engine.status import OBSERVED_GENERATION, drops_observed_generation
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.slim import put_body
@@ -54,6 +55,9 @@ class Executor:
         self.budget = budget or Budget()
         self.pass_number = 1
         self.not_converging: dict[GuardKey, NotConverging] = {}
+        # what the run learnt of the parents' schemas, said once in the report
+        self.schema_notes: set[str] = set()
+        self.drops_generation: set[str] = set()  # parents (group/resource) whose schema drops it
         self.events_sent = 0
         self._events_lock = threading.Lock()
         self._updates: dict[GuardKey, tuple[int, str]] = {}
@@ -131,6 +135,8 @@ class Executor:
             self._updates[key] = (self.pass_number, mark[1])
         if returned is not None:
             versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
+        if action.kind is ActionKind.STATUS and drops_observed_generation(action.after, returned):
+            self.note_dropped_generation(action.resource.group_resource)
         unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
         log.debug("applied %s", action.describe())
         return ActionResult(action, applied=True, unchanged=unchanged), None
@@ -140,6 +146,15 @@ class Executor:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.write_concurrency, thread_name_prefix="write")
             return self._pool
+
+    def note_dropped_generation(self, group_resource: str) -> None:
+        """The parents of `group_resource` get no status.observedGeneration: their schema
+        drops it (said once in the report)."""
+        self.drops_generation.add(group_resource)
+        self.schema_notes.add(
+            f"{group_resource}: the status schema has no observedGeneration, which reconcile "
+            "would add; it is not written"
+        )
 
     def close(self) -> None:
         """Let the writers' threads go (the run is over)."""
@@ -177,6 +192,10 @@ class Executor:
             return False
         assert action.after is not None
         changes = field_changes(action.after, returned, status=action.kind is ActionKind.STATUS)
+        # reconcile's own observedGeneration, dropped by the parent's schema: not the hook's
+        changes = [c for c in changes if c.path != f"status.{OBSERVED_GENERATION}"]
+        if not changes:
+            return False
         self._diverged(key, action, Divergence.IGNORED, changes)
         return True
 

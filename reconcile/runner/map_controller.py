@@ -119,6 +119,7 @@ class _ParentSync:
             kind.resolved.parent,
             kind.resolved.outputs,
             env.executor.strategy,
+            stamp_generation=env.stamps_generation(kind.resolved.parent),
         )
         self.result = result
 

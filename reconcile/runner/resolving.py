@@ -6,6 +6,7 @@ from __future__ import annotations
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import ResourceInfo
+from reconcile.engine.status import schema_keeps
 
 
 class ControllerError(Exception):
@@ -41,3 +42,24 @@ def within_parent_scope(where: str, field: str, parent: ResourceInfo, owned: Res
             f"{where}: {field}: {owned.group_resource} is cluster-scoped "
             f"and the parent {parent.group_resource} is namespaced"
         )
+
+
+def status_keeps_generation(cluster: Cluster, resource: ResourceInfo) -> bool:
+    """Whether the parent's status schema keeps `observedGeneration` (its CRD's schema for the
+    served version); True for a built-in parent, and when the CRD cannot be read (the run then
+    learns it from its first status write)."""
+    if not resource.group or "." not in resource.group:
+        return True
+    name = f"{resource.resource}.{resource.group}"
+    try:  # a LIST of one, so that a converged pass stays LISTs only
+        crds = cluster.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        found = cluster.list(crds, field_selector=f"metadata.name={name}").items
+    except ApiError:
+        return True
+    if not found:
+        return True
+    crd = found[0]
+    versions = (crd.get("spec") or {}).get("versions") or []
+    version = next((v for v in versions if v.get("name") == resource.version), None)
+    schema = ((version or {}).get("schema") or {}).get("openAPIV3Schema")
+    return schema_keeps(schema, ("status", "observedGeneration"))

@@ -77,6 +77,7 @@ class RunLoop:
             read_object=object_reader(cluster),
         )
         self.clock = clock
+        self._keeps_generation: dict[str, bool] = {}  # per parent resource, read once a run
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
         self.sleep = sleep or self.budget.sleep
 
@@ -212,6 +213,7 @@ class RunLoop:
                 result.due_next_run = due
                 break
         result.not_converging = list(executor.not_converging.values())
+        result.warnings += sorted(executor.schema_notes)
         return self._finish(result, started)
 
     def _load(self, result: RunResult) -> LoadedControllers | None:
@@ -291,6 +293,7 @@ class RunLoop:
             self.budget,
             self.settings.shard,
             self.progress or NoProgress(),
+            self._keeps_generation,
         )
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds

@@ -69,6 +69,7 @@ def test_children_and_related_are_keyed_by_the_hook_version(
 
     def customize(request: dict[str, Any]) -> dict[str, Any]:
         rule = {"apiVersion": "v1", "resource": "configmaps", "names": ["settings"]}
+        rule["namespace"] = namespace  # v2 reaches every namespace a rule allows
         return {"relatedResources": [rule]}
 
     with serve(sync) as sync_hook, serve(customize) as customize_hook:
@@ -150,3 +151,75 @@ def test_a_strict_answer_with_an_unknown_or_repeated_field_changes_nothing(
         again = run(backend, write_controllers(tmp_path / "loose", loose))
         assert again.errors == [], again.errors
     assert backend.admin.get(cms, loose_creates, namespace=namespace)
+
+
+def test_related_objects_by_namespace_and_labels_and_by_namespace_selector(
+    backend: Backend, namespace: str, widgets: ResourceInfo, cms: ResourceInfo, tmp_path: Path
+) -> None:
+    """Metacontroller's other selections: `labelSelector` with `namespace` (v1: the parent's
+    own), and, for a v2 hook, `namespaceSelector` reaching other namespaces."""
+    namespaces = backend.admin.discover("v1", "namespaces")
+    other = f"{namespace}-other"
+    backend.admin.create(
+        namespaces,
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": other, "labels": {"team": "b"}},
+        },
+    )
+    try:
+        for ns in (namespace, other):
+            backend.admin.create(
+                cms,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "shared", "namespace": ns, "labels": {"share": "yes"}},
+                },
+            )
+        backend.admin.create(widgets, parent(widgets, "rel", namespace))
+        rules: dict[str, list[dict[str, Any]]] = {
+            "v1": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "labelSelector": {"matchLabels": {"share": "yes"}},
+                    "namespace": namespace,
+                }
+            ],
+            "v2": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "labelSelector": {"matchLabels": {"share": "yes"}},
+                    "namespaceSelector": {"matchLabels": {"team": "b"}},
+                }
+            ],
+        }
+        seen: dict[str, set[str]] = {}
+        for version, wanted in rules.items():
+
+            def customize(request: dict[str, Any], wanted: Any = wanted) -> dict[str, Any]:
+                return {"relatedResources": wanted}
+
+            def sync(request: dict[str, Any], version: str = version) -> dict[str, Any]:
+                seen[version] = set(request["related"].get("ConfigMap.v1", {}))
+                return {"children": []}
+
+            with serve(sync) as sync_hook, serve(customize) as customize_hook:
+                controller = composite(
+                    f"related-{version}",
+                    widgets,
+                    [CM],
+                    {
+                        "sync": versioned(webhook(sync_hook.url), version),
+                        "customize": versioned(webhook(customize_hook.url), version),
+                    },
+                )
+                result = run(backend, write_controllers(tmp_path / version, controller))
+                assert result.errors == [], result.errors
+        assert seen["v1"] == {"shared"}
+        assert seen["v2"] == {f"{other}/shared"}
+    finally:
+        backend.delete_quietly(namespaces, other, None)

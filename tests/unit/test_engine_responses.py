@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 
+from reconcile.engine.related import RelatedRule, parse_customize_response
 from reconcile.engine.responses import (
-    RelatedRule,
     ResponseError,
     SyncResponse,
-    parse_customize_response,
     parse_sync_response,
 )
 from reconcile.objects.selectors import LabelSelector, Requirement
@@ -180,7 +179,7 @@ def test_the_error_names_the_hook() -> None:
                     api_version="v1",
                     resource="configmaps",
                     selector=LabelSelector((Requirement("app", "Equals", ("web",)),)),
-                    namespace=None,
+                    namespace="",
                     names=(),
                 )
             ],
@@ -231,6 +230,24 @@ def test_the_error_names_the_hook() -> None:
         (
             {"relatedResources": [{"apiVersion": "v1", "resource": "secrets", "names": ["a"]}]},
             [RelatedRule(api_version="v1", resource="secrets", selector=None, names=("a",))],
+        ),
+        # Metacontroller's selectByNamespaceAndLabels, and its namespaceSelector
+        (
+            {
+                "relatedResources": [
+                    {
+                        "apiVersion": "v1",
+                        "resource": "secrets",
+                        "labelSelector": {},
+                        "namespace": "tools",
+                    },
+                    {"apiVersion": "v1", "resource": "secrets", "namespaceSelector": {}},
+                ]
+            },
+            [
+                RelatedRule("v1", "secrets", selector=LabelSelector(), namespace="tools"),
+                RelatedRule("v1", "secrets", namespace_selector=LabelSelector()),
+            ],
         ),
         (
             {"relatedResources": [{"apiVersion": "v1", "resource": "secrets", "namespace": "x"}]},
@@ -308,7 +325,10 @@ def test_parse_customize_response(data: dict[str, Any], expected: list[RelatedRu
                     }
                 ]
             },
-            ["relatedResources[0]: labelSelector and namespace/names are exclusive"],
+            [
+                "relatedResources[0]: names cannot be combined with labelSelector or "
+                "namespaceSelector"
+            ],
         ),
         (
             {
@@ -316,12 +336,12 @@ def test_parse_customize_response(data: dict[str, Any], expected: list[RelatedRu
                     {
                         "apiVersion": "v1",
                         "resource": "secrets",
-                        "labelSelector": {},
+                        "namespaceSelector": {},
                         "namespace": "tools",
                     }
                 ]
             },
-            ["relatedResources[0]: labelSelector and namespace/names are exclusive"],
+            ["relatedResources[0]: namespace cannot be combined with namespaceSelector"],
         ),
         (
             {"relatedResources": [{"apiVersion": "v1", "resource": "secrets", "names": "a"}]},
@@ -379,7 +399,8 @@ def test_parse_customize_response(data: dict[str, Any], expected: list[RelatedRu
             [
                 "relatedResources[1]: must be an object",
                 "relatedResources[2].apiVersion: is required",
-                "relatedResources[3]: labelSelector and namespace/names are exclusive",
+                "relatedResources[3]: names cannot be combined with labelSelector or "
+                "namespaceSelector",
             ],
         ),
     ],

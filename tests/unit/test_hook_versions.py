@@ -12,9 +12,9 @@ from reconcile.engine.composite import claim_children, parent_selector, sync_req
 from reconcile.engine.decorator import parse_response
 from reconcile.engine.decorator import sync_request as decorator_request
 from reconcile.engine.map_controller import map_request, parse_outputs, tombstone_request
+from reconcile.engine.related import parse_customize_response
 from reconcile.engine.responses import (
     ResponseError,
-    parse_customize_response,
     parse_sync_response,
 )
 from reconcile.hooks.errors import HookError

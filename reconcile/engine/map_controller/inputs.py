@@ -70,6 +70,8 @@ class MapContext:
     parent_resource: ResourceInfo
     output_types: tuple[OutputType, ...]
     strategy: ApplyStrategy = CLIENT_SIDE
+    # False once the run saw the parent's schema drop status.observedGeneration
+    stamp_generation: bool = True
 
     @property
     def namespaced(self) -> bool:

@@ -17,11 +17,10 @@ from reconcile.engine.map_controller.inputs import (
     output_id_of,
 )
 from reconcile.engine.responses import ResponseError
-from reconcile.objects.jsondata import json_equal
+from reconcile.engine.status import status_to_write
 from reconcile.objects.meta import (
     Obj,
     labels_of,
-    metadata,
 )
 from reconcile.objects.resource import ResourceInfo
 
@@ -103,8 +102,8 @@ def aggregated_status(
 
 def status_action(ctx: MapContext, aggregated: dict[str, Any]) -> Action | None:
     """The parent's status update (`observedGeneration` and the figures), None when the same."""
-    wanted = {**aggregated, "observedGeneration": metadata(ctx.parent).get("generation", 0)}
-    if json_equal(wanted, ctx.parent.get("status")):
+    wanted = status_to_write(aggregated, ctx.parent, stamp=ctx.stamp_generation)
+    if wanted is None:
         return None
     after = copy.deepcopy(ctx.parent)
     after["status"] = wanted

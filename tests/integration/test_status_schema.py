@@ -1,0 +1,82 @@
+"""A parent CRD whose status schema does not list `observedGeneration` (Metacontroller's
+secretpropagation and globalconfigmap examples): the API server drops the field reconcile adds.
+That never causes a write after the first, a loop report or a failed run; the report says once
+that the schema drops it. On both backends."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconcile.cluster.types import Obj, ResourceInfo
+from tests.support.backends import Backend, crd_manifest
+from tests.support.controllers import composite, run, webhook, write_controllers
+from tests.support.hookserver import serve
+from tests.support.poll import eventually
+
+
+@pytest.fixture
+def strict_status(backend: Backend) -> ResourceInfo:
+    """A namespaced CRD with a status subresource whose schema lists only `working`."""
+    group = f"t{uuid.uuid4().hex[:8]}.example.com"
+    crd = crd_manifest(group, "Propagation", "propagations")
+    version = crd["spec"]["versions"][0]
+    version["schema"]["openAPIV3Schema"] = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "status": {"type": "object", "properties": {"working": {"type": "string"}}},
+        },
+    }
+    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    backend.admin.create(crds, crd)
+    return eventually(
+        lambda: backend.cluster.discover(f"{group}/v1", "propagations"), what="the CRD served"
+    )
+
+
+def parent(resource: ResourceInfo, name: str, namespace: str) -> Obj:
+    return {
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": name}}},
+    }
+
+
+@pytest.mark.parametrize("status", [{"working": "fine"}, None], ids=["hook-status", "no-status"])
+def test_a_dropped_observed_generation_is_neither_rewritten_nor_a_loop(
+    backend: Backend,
+    namespace: str,
+    strict_status: ResourceInfo,
+    tmp_path: Path,
+    status: dict[str, Any] | None,
+) -> None:
+    backend.admin.create(strict_status, parent(strict_status, "p", namespace))
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        return {"status": copy.deepcopy(status), "children": []}
+
+    with serve(sync) as hook:
+        controller = composite(
+            "propagation",
+            strict_status,
+            [("v1", "configmaps", "InPlace")],
+            {"sync": webhook(hook.url)},
+        )
+        path = write_controllers(tmp_path, controller)
+        first = run(backend, path)
+        assert first.errors == [] and first.converged and not first.not_converging, first.errors
+        note = [w for w in first.warnings if "observedGeneration" in w]
+        assert len(note) == 1 and strict_status.group_resource in note[0], first.warnings
+        stored = backend.admin.get(strict_status, "p", namespace=namespace)
+        assert "observedGeneration" not in (stored.get("status") or {})
+
+        mark = backend.mark()
+        again = run(backend, path)
+        assert again.errors == [] and again.converged and not again.not_converging
+        assert backend.mutations_since(mark) == {}  # a converged run sends no writes
