@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.actions import Action
 from reconcile.engine.composite import ChildType
 from reconcile.engine.responses import SyncResponse
 from reconcile.engine.revisions import (
@@ -54,9 +54,8 @@ from reconcile.engine.revisions import (
     Revision,
     readiness_problem,
 )
-from reconcile.engine.rollout_revisions import RevisionPlan
+from reconcile.engine.rollout_revisions import RevisionPlan, revision_writes
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
-from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting
 from reconcile.objects.resource import ResourceInfo
 from reconcile.specs.controller import UpdateMethod
@@ -176,17 +175,6 @@ def _names(revision: Revision, kinds: Mapping[GroupKind, str]) -> list[str]:
         if (group, kind) in kinds
         for name in names
     ]
-
-
-def _change(before: Revision, after: Revision) -> str:
-    def listed(revision: Revision) -> set[tuple[str, str]]:
-        return {(kind, n) for (_, kind), names in revision.children.items() for n in names}
-
-    old, new = listed(before), listed(after)
-    changes = [f"+{k} {n}" for k, n in sorted(new - old)] + [
-        f"-{k} {n}" for k, n in sorted(old - new)
-    ]
-    return "children " + ", ".join(changes) if changes else "labels and owner reference"
 
 
 def plan_rollout(
@@ -359,7 +347,7 @@ class _Rollout:
         after = {
             live.name: live.revision.with_children(children[live.name]) for live in revisions.live
         }
-        writes, written = _writes(revisions, after, revision_resource)
+        writes, written = revision_writes(revisions, after, revision_resource)
         out: dict[str, dict[str, Obj]] = {}
         owner_map: dict[str, dict[str, str]] = {}
         for t in self.child_types:
@@ -388,45 +376,6 @@ class _Rollout:
 def _condition(reason: RolloutReason, message: str) -> dict[str, str]:
     status = "True" if reason is RolloutReason.ON_LATEST else "False"
     return {"type": UPDATED_CONDITION, "status": status, "reason": reason.value, "message": message}
-
-
-def _writes(
-    revisions: RevisionPlan, after: Mapping[str, Revision], resource: ResourceInfo
-) -> tuple[list[Action], dict[str, str]]:
-    """In order: the latest revision (create / update), older ones that changed (update), then
-    the deletes of older ones left without children and of retired ones (never the latest)."""
-    parent, labels = revisions.parent, revisions.selector_labels
-    first: list[Action] = []
-    updates: list[Action] = []
-    deletes: list[Action] = []
-    written: dict[str, str] = {}
-    for live in revisions.live:
-        before, now = live.revision, after[live.name]
-        obj = now.to_object(parent, revisions.parent_resource, labels)
-        if before.raw is None:
-            paths = ", ".join(revisions.field_paths)
-            first.append(
-                Action(ActionKind.CREATE, resource, None, obj, f"the parent's new {paths}")
-            )
-            written[live.name] = "create"
-        elif not live.latest and not now.children:
-            deletes.append(
-                Action(ActionKind.DELETE, resource, before.raw, None, "no children left")
-            )
-            written[live.name] = "delete"
-        elif not json_equal(obj, before.raw):
-            action = Action(ActionKind.UPDATE, resource, before.raw, obj, _change(before, now))
-            (first if live.latest else updates).append(action)
-            written[live.name] = "update"
-    for revision in revisions.retired:
-        assert revision.raw is not None, "retired revisions were observed"
-        reason = (
-            "the latest revision's patch: merged into it"
-            if json_equal(revision.patch, revisions.latest.patch)
-            else "no children left"
-        )
-        deletes.append(Action(ActionKind.DELETE, resource, revision.raw, None, reason))
-    return first + updates + deletes, written
 
 
 # -- the merged response --------------------------------------------------------------------

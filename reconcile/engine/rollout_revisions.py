@@ -1,12 +1,14 @@
 """Rolling updates, step 1: the latest revision (the parent's rolling fields now) and the live
 revisions (the latest, and older ones that still have children of a rolling type); for each,
-the parent as the sync hook must see it. The rules are `reconcile.engine.rollout`'s."""
+the parent as the sync hook must see it. And, once step 2 has decided, the ControllerRevision
+writes that record it. The rules are `reconcile.engine.rollout`'s."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite import ChildType, PlanError
 from reconcile.engine.revisions import (
     GroupKind,
@@ -130,3 +132,53 @@ def plan_revisions(
         live=tuple(live),
         retired=tuple(sorted(retired, key=lambda r: r.name)),
     )
+
+
+def _change(before: Revision, after: Revision) -> str:
+    def listed(revision: Revision) -> set[tuple[str, str]]:
+        return {(kind, n) for (_, kind), names in revision.children.items() for n in names}
+
+    old, new = listed(before), listed(after)
+    changes = [f"+{k} {n}" for k, n in sorted(new - old)] + [
+        f"-{k} {n}" for k, n in sorted(old - new)
+    ]
+    return "children " + ", ".join(changes) if changes else "labels and owner reference"
+
+
+def revision_writes(
+    revisions: RevisionPlan, after: Mapping[str, Revision], resource: ResourceInfo
+) -> tuple[list[Action], dict[str, str]]:
+    """In order: the latest revision (create / update), older ones that changed (update), then
+    the deletes of older ones left without children and of retired ones (never the latest)."""
+    parent, labels = revisions.parent, revisions.selector_labels
+    first: list[Action] = []
+    updates: list[Action] = []
+    deletes: list[Action] = []
+    written: dict[str, str] = {}
+    for live in revisions.live:
+        before, now = live.revision, after[live.name]
+        obj = now.to_object(parent, revisions.parent_resource, labels)
+        if before.raw is None:
+            paths = ", ".join(revisions.field_paths)
+            first.append(
+                Action(ActionKind.CREATE, resource, None, obj, f"the parent's new {paths}")
+            )
+            written[live.name] = "create"
+        elif not live.latest and not now.children:
+            deletes.append(
+                Action(ActionKind.DELETE, resource, before.raw, None, "no children left")
+            )
+            written[live.name] = "delete"
+        elif not json_equal(obj, before.raw):
+            action = Action(ActionKind.UPDATE, resource, before.raw, obj, _change(before, now))
+            (first if live.latest else updates).append(action)
+            written[live.name] = "update"
+    for revision in revisions.retired:
+        assert revision.raw is not None, "retired revisions were observed"
+        reason = (
+            "the latest revision's patch: merged into it"
+            if json_equal(revision.patch, revisions.latest.patch)
+            else "no children left"
+        )
+        deletes.append(Action(ActionKind.DELETE, resource, revision.raw, None, reason))
+    return first + updates + deletes, written

@@ -144,35 +144,9 @@ class WebhookTransport:
         if entry is not None:
             headers["If-None-Match"] = entry.etag
 
-        attempts = 0
-        while True:
-            attempts += 1
-            response, timeout = self._post(hook, spec, data, headers, watch, security)
-            if response.status_code != 429 or attempts > self.max_429_retries:
-                break
-            self._watcher.release(watch)
-            response.close()  # streamed: give the connection back before waiting
-            asked = response.headers.get("Retry-After")
-            delay = parse_retry_after(asked)
-            if delay >= self._budget.remaining():
-                raise HookError(
-                    hook,
-                    "http-status",
-                    f"HTTP 429 Too Many Requests: the server asked to retry after "
-                    f"{asked or delay}s, past the end of the run's time budget",
-                    status=429,
-                )
-            log.info(
-                "%s: %s hook %s answered 429 Too Many Requests; retry %d/%d in %gs",
-                hook.owner,
-                hook.name,
-                spec.url,
-                attempts,
-                self.max_429_retries,
-                delay,
-            )
-            self._sleep(delay)
-
+        response, timeout, attempts = self._post_with_retries(
+            hook, spec, data, headers, watch, security
+        )
         status = response.status_code
         log.debug(
             "%s: %s hook %s answered %d after %d attempt(s)",
@@ -211,6 +185,48 @@ class WebhookTransport:
             else:
                 self.cache.forget(key)
         return HookResult(body, self._clock() - start, attempts=attempts)
+
+    def _post_with_retries(
+        self,
+        hook: HookSpec,
+        spec: WebhookSpec,
+        data: bytes,
+        headers: dict[str, str],
+        watch: CallWatch,
+        security: ResolvedSecurity,
+    ) -> tuple[requests.Response, float, int]:
+        """The response (its body not read yet), its timeout and how many attempts it took:
+        a 429 is retried `max_429_retries` times, honouring Retry-After within the budget."""
+        attempts = 0
+        while True:
+            attempts += 1
+            response, timeout = self._post(hook, spec, data, headers, watch, security)
+            if response.status_code != 429 or attempts > self.max_429_retries:
+                break
+            self._watcher.release(watch)
+            response.close()  # streamed: give the connection back before waiting
+            asked = response.headers.get("Retry-After")
+            delay = parse_retry_after(asked)
+            if delay >= self._budget.remaining():
+                raise HookError(
+                    hook,
+                    "http-status",
+                    f"HTTP 429 Too Many Requests: the server asked to retry after "
+                    f"{asked or delay}s, past the end of the run's time budget",
+                    status=429,
+                )
+            log.info(
+                "%s: %s hook %s answered 429 Too Many Requests; retry %d/%d in %gs",
+                hook.owner,
+                hook.name,
+                spec.url,
+                attempts,
+                self.max_429_retries,
+                delay,
+            )
+            self._sleep(delay)
+
+        return response, timeout, attempts
 
     def _read(
         self,
