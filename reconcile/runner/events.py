@@ -1,9 +1,15 @@
 """Events on parents: `SyncError` Warnings, and Normal Events for what a run did to a parent's
 children, one per parent and kind of change, with the count (a run that changes nothing
-records none)."""
+records none).
+
+An Event's name is derived from what it says (the object's uid, type, reason and message), as
+client-go's recorder keys the Events it aggregates: the same Event again, in this run or a later
+one, raises the existing one's `count` and `lastTimestamp` instead of adding another object (a
+CronJob every 5 minutes on a parent that keeps failing keeps one Event, not 288 a day)."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -43,15 +49,15 @@ def change_events(parent: Obj, actions: list[ActionResult]) -> list[tuple[str, s
 
 
 def event(involved: Obj, reason: str, message: str, kind: str = "Warning", count: int = 1) -> Obj:
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = _now()
     namespace = namespace_of(involved) or "default"
+    shown = scrub(message)[:1024]
+    key = "\0".join((uid_of(involved), identity(involved), kind, reason, shown))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {
-            "generateName": f"{name_of(involved)}.",
-            "namespace": namespace,
-        },
+        "metadata": {"name": f"{name_of(involved)[:200]}.{digest}", "namespace": namespace},
         "involvedObject": {
             k: v
             for k, v in {
@@ -65,7 +71,7 @@ def event(involved: Obj, reason: str, message: str, kind: str = "Warning", count
             if v
         },
         "reason": reason,
-        "message": scrub(message)[:1024],
+        "message": shown,
         "type": kind,
         "source": {"component": "reconcile"},
         "reportingComponent": "reconcile",
@@ -74,3 +80,15 @@ def event(involved: Obj, reason: str, message: str, kind: str = "Warning", count
         "lastTimestamp": now,
         "count": count,
     }
+
+
+def repeated(stored: Obj, again: Obj) -> Obj:
+    """`stored` (the same Event from before) counting `again` too."""
+    bumped = dict(stored)
+    bumped["count"] = int(stored.get("count") or 1) + int(again.get("count") or 1)
+    bumped["lastTimestamp"] = again.get("lastTimestamp") or _now()
+    return bumped
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from reconcile.budget import Budget, BudgetExhausted
-from reconcile.cluster.errors import ApiError, FieldConflict, NotFound, is_transient
+from reconcile.cluster.errors import AlreadyExists, ApiError, FieldConflict, NotFound, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
@@ -19,7 +19,7 @@ from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.slim import put_body
 from reconcile.results import ActionResult, Divergence, NotConverging, ParentResult
-from reconcile.runner.events import change_events, event
+from reconcile.runner.events import change_events, event, repeated
 
 log = logging.getLogger(__name__)
 
@@ -281,7 +281,13 @@ class Executor:
         kind = "Normal" if normal else "Warning"
         try:
             events = self.cluster.discover("v1", "events")
-            self.cluster.create(events, event(involved, reason, message, kind, count))
+            body = event(involved, reason, message, kind, count)
+            try:
+                self.cluster.create(events, body)
+            except AlreadyExists:  # the same Event as before: counted on the existing one
+                meta = body["metadata"]
+                stored = self.cluster.get(events, meta["name"], namespace=meta["namespace"])
+                self.cluster.update(events, repeated(stored, body))
         except (ApiError, BudgetExhausted) as exc:
             log.warning("could not record a %s event on %s: %s", reason, name_of(involved), exc)
 

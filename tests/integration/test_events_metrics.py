@@ -73,6 +73,41 @@ def test_a_run_records_one_normal_event_per_kind_of_change(
     assert len(events_of(backend, namespace, "f")) == 1
 
 
+def test_the_same_event_in_later_runs_raises_its_count_instead_of_adding_one(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """As Kubernetes' event recorder aggregates: a parent failing in every run (a CronJob every
+    5 minutes) keeps one SyncError Event whose count and lastTimestamp grow."""
+    kind = backend.apply_crd("Fleet")
+    for name in ("sinking", "floating"):
+        backend.admin.create(
+            kind,
+            {
+                "apiVersion": kind.api_version,
+                "kind": "Fleet",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"selector": {"matchLabels": {"fleet": name}}},
+            },
+        )
+
+    def sync(request: dict[str, Any]) -> dict[str, Any] | tuple[int, Any]:
+        if request["parent"]["metadata"]["name"] == "sinking":
+            return (500, {"message": "the hook's own bug"})
+        return {"children": []}
+
+    with serve(sync) as server:
+        controller = composite(
+            "fleet", kind, [("v1", "configmaps", "InPlace")], {"sync": webhook(server.url)}
+        )
+        path = write_controllers(tmp_path, controller)
+        for _ in range(3):
+            assert run(backend, path, max_duration=5.0).errors
+    (failed,) = [e for e in events_of(backend, namespace, "sinking") if e["reason"] == "SyncError"]
+    assert failed["type"] == "Warning" and failed["count"] >= 3
+    assert failed["lastTimestamp"] >= failed["firstTimestamp"]
+    assert events_of(backend, namespace, "floating") == []
+
+
 def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
     found: dict[str, list[tuple[dict[str, str], float]]] = {}
     for family in text_string_to_metric_families(text):
