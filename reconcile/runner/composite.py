@@ -113,7 +113,8 @@ class CompositeKind(ControllerKind[ParentWork]):
     ) -> None:
         """`contested`: parent uid -> the controllers that select it; such a parent gets an
         error naming them all."""
-        super().__init__(env, controller.name, controller.resync_period)
+        from_cluster = controller.raw if controller.source == "cluster" else None
+        super().__init__(env, controller.name, controller.resync_period, from_cluster)
         self.controller = controller
         self.contested = contested or {}
         self.cluster, self.snapshot, self.executor = env.cluster, env.snapshot, env.executor

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, is_transient
@@ -74,10 +74,19 @@ class ControllerKind(ABC, Generic[Work]):
 
     kind: str  # "CompositeController", ...
 
-    def __init__(self, env: PassEnv, name: str, resync_period: float | None) -> None:
+    def __init__(
+        self,
+        env: PassEnv,
+        name: str,
+        resync_period: float | None,
+        controller_object: Obj | None = None,
+    ) -> None:
+        """`controller_object`: the controller as read from the cluster (None: from a file),
+        where its own errors are recorded as Events."""
         self.env = env
         self.name = name
         self.resync_period = resync_period
+        self.controller_object = controller_object
 
     @property
     def where(self) -> str:
@@ -115,12 +124,10 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
             result.stopped = True  # the run stopped before this controller's turn
             return result
         except ControllerError as exc:
-            result.errors.append(str(exc))
-            result.transient = is_transient(exc.__cause__)
+            _controller_failed(kind, result, str(exc), is_transient(exc.__cause__))
             return result
         except ApiError as exc:
-            result.errors.append(f"{kind.where}: {exc}")
-            result.transient = is_transient(exc)
+            _controller_failed(kind, result, f"{kind.where}: {exc}", is_transient(exc))
             return result
         env.progress.start(kind.name, len(work))
 
@@ -135,6 +142,17 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
     result.parents = [p for p in synced if p is not None]
     result.not_synced = len(synced) - len(result.parents)
     return result
+
+
+def _controller_failed(
+    kind: ControllerKind[Any], result: ControllerResult, message: str, transient: bool
+) -> None:
+    """The controller does nothing this pass: the error in the report, and (as Metacontroller
+    records it) a Warning SyncError Event on the controller object when it is the cluster's."""
+    result.errors.append(message)
+    result.transient = transient
+    if kind.controller_object is not None:
+        kind.env.executor.record_event(kind.controller_object, "SyncError", message)
 
 
 def sync_parent(kind: ControllerKind[Work], work: Work) -> ParentResult:

@@ -40,7 +40,8 @@ class DecoratorKind(ControllerKind[TargetWork]):
     kind = "DecoratorController"
 
     def __init__(self, env: PassEnv, controller: DecoratorController) -> None:
-        super().__init__(env, controller.name, controller.resync_period)
+        from_cluster = controller.raw if controller.source == "cluster" else None
+        super().__init__(env, controller.name, controller.resync_period, from_cluster)
         self.controller = controller
         self.snapshot, self.executor = env.snapshot, env.executor
 

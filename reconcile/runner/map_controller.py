@@ -81,7 +81,8 @@ class MapKind(ControllerKind[Obj]):
     kind = "MapController"
 
     def __init__(self, env: PassEnv, controller: MapController) -> None:
-        super().__init__(env, controller.name, controller.resync_period)
+        from_cluster = controller.raw if controller.source == "cluster" else None
+        super().__init__(env, controller.name, controller.resync_period, from_cluster)
         self.controller = controller
 
     def prepare(self, scope: ExitStack) -> list[Obj]:

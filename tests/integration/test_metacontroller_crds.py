@@ -188,3 +188,30 @@ def test_our_crds_keep_every_field_we_read(
         "spec.hooks.sync.webhook.responseUnMarshallMode": sync.strict,
     }
     assert kept[field]
+
+
+def test_a_controller_error_is_an_event_on_the_controller_object(
+    backend: Backend, widgets: ResourceInfo
+) -> None:
+    """As Metacontroller records them: a controller that cannot run (here, its parent resource
+    is unknown) gets a Warning SyncError Event on its own object, besides the report."""
+    with crds_installed(backend, OURS) as controllers:
+        name = f"unknown-parent-{abs(hash(widgets.group)) % 10**8}"
+        obj = composite(name, widgets, CM, {"sync": webhook("http://hooks.example/")})
+        obj["spec"]["parentResource"]["resource"] = "nosuchthings"
+        stored = created_as_stored(backend, controllers, obj, "spec.parentResource")
+        try:
+            result = run(backend, controllers_from_cluster=True, only_controllers=frozenset({name}))
+        finally:
+            with contextlib.suppress(ApiError):
+                backend.admin.delete(controllers, name)
+    assert any("nosuchthings" in e for e in result.errors), result.errors
+    events = backend.admin.discover("v1", "events")
+    recorded = [
+        e
+        for e in backend.admin.list(events, namespace="default").items
+        if e["involvedObject"].get("uid") == stored["metadata"]["uid"]
+    ]
+    assert [(e["type"], e["reason"]) for e in recorded] == [("Warning", "SyncError")]
+    assert "nosuchthings" in recorded[0]["message"]
+    assert recorded[0]["involvedObject"]["kind"] == "CompositeController"
