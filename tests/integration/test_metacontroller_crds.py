@@ -8,82 +8,19 @@ too, never dropped in silence."""
 from __future__ import annotations
 
 import contextlib
-import copy
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from reconcile.cluster import AlreadyExists, ApiError, NotFound
+from reconcile.cluster import ApiError, NotFound
 from reconcile.cluster.types import Obj, ResourceInfo
-from reconcile.crds import CRD_FILES
 from reconcile.specs.composite import parse_composite_controller
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook
 from tests.support.hookserver import serve
-from tests.support.poll import eventually
+from tests.support.mc_crds import OURS, THEIRS, crds_installed, created_as_stored
 
-VENDORED = Path(__file__).resolve().parents[1] / "data/metacontroller/metacontroller-crds-v1.yaml"
-KINDS = ("compositecontrollers", "decoratorcontrollers")
 CM = [("v1", "configmaps", "InPlace")]
-
-
-def _crds(texts: list[str]) -> dict[str, Obj]:
-    found = {}
-    for text in texts:
-        for doc in yaml.safe_load_all(text):
-            if doc and doc["spec"]["names"]["plural"] in KINDS:
-                found[doc["spec"]["names"]["plural"]] = doc
-    return found
-
-
-THEIRS = _crds([VENDORED.read_text()])
-OURS = _crds([path.read_text() for path in CRD_FILES])
-
-
-def _install(backend: Backend, wanted: dict[str, Obj]) -> None:
-    crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-    for crd in wanted.values():
-        body = copy.deepcopy(crd)
-        try:
-            backend.admin.create(crds, body)
-        except AlreadyExists:
-            current = backend.admin.get(crds, body["metadata"]["name"])
-            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            backend.admin.update(crds, body)
-
-
-@contextlib.contextmanager
-def crds_installed(backend: Backend, wanted: dict[str, Obj]) -> Iterator[ResourceInfo]:
-    _install(backend, wanted)
-    try:
-        yield eventually(
-            lambda: backend.cluster.discover(
-                "metacontroller.k8s.io/v1alpha1", "compositecontrollers"
-            ),
-            what="the CompositeController CRD",
-        )
-    finally:
-        _install(backend, OURS)  # what the rest of the suite expects
-
-
-def created_as_stored(backend: Backend, resource: ResourceInfo, obj: Obj, field: str) -> Obj:
-    """Create `obj` and read it back once the server's schema for it is the installed one
-    (a CRD's new schema takes a moment on a real server): `field` (dotted) is then as the
-    schema leaves it."""
-
-    def stored() -> Obj | None:
-        with contextlib.suppress(NotFound):
-            backend.admin.delete(resource, obj["metadata"]["name"])
-        created = backend.admin.create(resource, copy.deepcopy(obj))
-        node: Any = created
-        for step in field.split("."):
-            node = node.get(step) if isinstance(node, dict) else None
-        return created if node is not None else None
-
-    return eventually(stored, what=f"{field} kept by the API server")
 
 
 def parent(widgets: ResourceInfo, name: str, namespace: str) -> Obj:

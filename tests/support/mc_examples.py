@@ -1,0 +1,164 @@
+"""Metacontroller's examples (vendored in tests/data/metacontroller/examples) run with
+`reconcile` in place of Metacontroller: the example's CRDs and objects created, its hook server
+started unchanged on loopback, its controllers pointed there, and cleaned up afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from reconcile.cluster import AlreadyExists, ApiError, NotFound
+from reconcile.cluster.types import Obj
+from tests.support.backends import Backend
+from tests.support.poll import eventually
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "data/metacontroller/examples"
+LAUNCHER = Path(__file__).resolve().parent / "hook_launcher.py"
+CONTROLLER_KINDS = {"CompositeController", "DecoratorController"}
+
+
+def _documents(path: Path) -> list[Obj]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def hook_server(script: Path) -> Iterator[str]:
+    """The example's hook server, unchanged, on a loopback port: its base URL."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), str(port), str(script)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=script.parent,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{script} did not start serving on port {port}")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(5)
+        if process.poll() is None:
+            process.kill()
+
+
+def pointed_at(controller: Obj, base_url: str) -> Obj:
+    """The controller with each webhook calling `base_url` (keeping its path), where a Pod's
+    Service would have been."""
+    pointed = copy.deepcopy(controller)
+    for hook in (pointed["spec"].get("hooks") or {}).values():
+        webhook = hook.get("webhook") or {}
+        path = urlsplit(webhook["url"]).path if webhook.get("url") else webhook.get("path", "")
+        webhook.pop("service", None)
+        webhook.pop("path", None)
+        webhook["url"] = base_url + (path or "/")
+    return pointed
+
+
+@dataclass
+class Example:
+    """One example's objects, created on a backend; `cleanup()` deletes them."""
+
+    name: str
+    backend: Backend
+    created: list[tuple[Any, Obj]] = field(default_factory=list)
+
+    @property
+    def directory(self) -> Path:
+        return EXAMPLES / self.name
+
+    def controllers(self) -> list[Obj]:
+        return [
+            d
+            for path in sorted((self.directory / "manifest").glob("*.yaml"))
+            for d in _documents(path)
+            if d.get("kind") in CONTROLLER_KINDS
+        ]
+
+    def install_crds(self) -> None:
+        crds = self.backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        for path in sorted((self.directory / "v1").glob("*.yaml")):
+            for crd in _documents(path):
+                if crd.get("kind") != "CustomResourceDefinition":
+                    continue
+                with contextlib.suppress(AlreadyExists):
+                    self.backend.admin.create(crds, crd)
+                self.created.append((crds, crd))
+                version = crd["spec"]["versions"][0]["name"]
+                api_version = f"{crd['spec']['group']}/{version}"
+                plural = crd["spec"]["names"]["plural"]
+                eventually(
+                    functools.partial(self.backend.cluster.discover, api_version, plural),
+                    what=f"{plural} served",
+                )
+
+    def apply(self, file: str) -> None:
+        """The file's objects, Namespaces first (as `kubectl apply -f` would need them)."""
+        documents = _documents(self.directory / file)
+        documents.sort(key=lambda d: d.get("kind") != "Namespace")
+        for obj in documents:
+            api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+            resource = self.backend.admin.discover(
+                api_version, _plural(self.backend, api_version, kind)
+            )
+            with contextlib.suppress(AlreadyExists):
+                self.backend.admin.create(resource, copy.deepcopy(obj))
+            self.created.append((resource, obj))
+
+    def get(self, api_version: str, resource: str, name: str, namespace: str | None = None) -> Obj:
+        info = self.backend.admin.discover(api_version, resource)
+        return self.backend.admin.get(info, name, namespace=namespace)
+
+    def cleanup(self) -> None:
+        """Everything deleted; the example's fixed Namespaces waited for, so the next test
+        can create them again."""
+        for resource, obj in reversed(self.created):
+            meta = obj["metadata"]
+            with contextlib.suppress(ApiError):
+                self.backend.admin.delete(resource, meta["name"], namespace=meta.get("namespace"))
+        for resource, obj in self.created:
+            if obj.get("kind") == "Namespace":
+                eventually(
+                    functools.partial(self._gone, resource, obj["metadata"]["name"]),
+                    what=f"namespace {obj['metadata']['name']} deleted",
+                    timeout=120,
+                )
+
+    def _gone(self, resource: Any, name: str) -> bool | None:
+        try:
+            self.backend.admin.get(resource, name)
+        except NotFound:
+            return True
+        return None
+
+
+def _plural(backend: Backend, api_version: str, kind: str) -> str:
+    for info in backend.admin.served_resources():
+        if info.api_version == api_version and info.kind == kind:
+            return info.resource
+    raise LookupError(f"no resource serves {kind} ({api_version})")
