@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,12 +51,14 @@ def _install(backend: Backend, wanted: dict[str, Obj]) -> None:
 def crds_installed(backend: Backend, wanted: dict[str, Obj]) -> Iterator[ResourceInfo]:
     _install(backend, wanted)
     try:
-        yield eventually(
-            lambda: backend.cluster.discover(
-                "metacontroller.k8s.io/v1alpha1", "compositecontrollers"
-            ),
-            what="the CompositeController CRD",
-        )
+        served = {
+            kind: eventually(
+                functools.partial(backend.cluster.discover, "metacontroller.k8s.io/v1alpha1", kind),
+                what=f"{kind} served (a changed CRD is served again after a moment)",
+            )
+            for kind in KINDS
+        }
+        yield served["compositecontrollers"]
     finally:
         _install(backend, OURS)  # what the rest of the suite expects
 
