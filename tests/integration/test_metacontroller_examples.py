@@ -63,6 +63,17 @@ def run_example(
                 backend.delete_quietly(target, controller["metadata"]["name"], None)
 
 
+def ran(
+    example: Example, objects: str, backend: Backend, tmp_path: Path, source: str, runs: int = 1
+) -> list[RunResult]:
+    """The example installed (its CRDs, then the objects of `objects`) and run `runs` times
+    against its own hook server."""
+    example.install_crds()
+    example.apply(objects)
+    with hook_server(example.directory / "manifest" / "sync.py") as url:
+        return [run_example(example, backend, tmp_path / str(i), source, url) for i in range(runs)]
+
+
 SOURCES = ["files", "cluster"]
 PORTED = ("configmap-list-v2", "namespace-list-v2", "secretpropagation", "configmappropagation")
 
@@ -74,10 +85,7 @@ def test_configmap_list_v2(
     """A v2 hook of a namespaced parent reads ConfigMaps of another namespace
     (examples/configmap-list-v2/test.sh)."""
     ported = example("configmap-list-v2")
-    ported.install_crds()
-    ported.apply("example.yaml")
-    with hook_server(ported.directory / "manifest" / "sync.py") as url:
-        result = run_example(ported, backend, tmp_path, source, url)
+    (result,) = ran(ported, "example.yaml", backend, tmp_path, source)
     assert result.errors == [] and result.converged, result.errors
     child = ported.get("v1", "configmaps", "my-config-list-list", "target-ns")
     assert child["data"]["configmaps"] == "source-ns/cm-1\nsource-ns/cm-2"
@@ -94,10 +102,7 @@ def test_namespace_list_v2(
     """A v2 hook of a namespaced parent reads cluster-scoped Namespaces, keyed by name alone
     (examples/namespace-list-v2/test.sh)."""
     ported = example("namespace-list-v2")
-    ported.install_crds()
-    ported.apply("example.yaml")
-    with hook_server(ported.directory / "manifest" / "sync.py") as url:
-        result = run_example(ported, backend, tmp_path, source, url)
+    (result,) = ran(ported, "example.yaml", backend, tmp_path, source)
     assert result.errors == [] and result.converged, result.errors
     child = ported.get("v1", "configmaps", "filtered-namespaces-list", "test-ns")
     assert child["data"]["namespaces"] == "test-ns"
@@ -115,12 +120,8 @@ def test_secretpropagation(
     CRD's status schema has no observedGeneration, which must not make a loop
     (examples/secretpropagation/test.sh)."""
     ported = example("secretpropagation")
-    ported.install_crds()
-    ported.apply("example-secret.yaml")
-    with hook_server(ported.directory / "manifest" / "sync.py") as url:
-        result = run_example(ported, backend, tmp_path, source, url)
-        assert result.errors == [] and result.converged and not result.not_converging
-        again = run_example(ported, backend, tmp_path / "again", source, url)
+    result, again = ran(ported, "example-secret.yaml", backend, tmp_path, source, runs=2)
+    assert result.errors == [] and result.converged and not result.not_converging
     assert again.errors == [] and again.actions_by_kind() == {}, again.actions_by_kind()
     for namespace in ("alpha", "beta"):
         assert ported.get("v1", "secrets", "shareable", namespace)["data"]["some"] == "dmFsdWUK"
@@ -140,10 +141,7 @@ def test_configmappropagation(
     the controller's labelSelector does not select is left alone
     (examples/configmappropagation/test.sh)."""
     ported = example("configmappropagation")
-    ported.install_crds()
-    ported.apply("example-configmap.yaml")
-    with hook_server(ported.directory / "manifest" / "sync.py") as url:
-        result = run_example(ported, backend, tmp_path, source, url)
+    (result,) = ran(ported, "example-configmap.yaml", backend, tmp_path, source)
     assert result.errors == [] and result.converged, result.errors
     for namespace in ("one", "two", "three"):
         assert ported.get("v1", "configmaps", "settings", namespace)
