@@ -296,3 +296,128 @@ def test_claim_and_orphan_children(backend: Backend, namespace: str, tmp_path: P
         assert run(backend, path).errors == []
     released = backend.admin.get(child_crd, "pre-existing-child", namespace=namespace)
     assert not metadata(released).get("ownerReferences")
+
+
+# -- decorator/decorator_test.go, decorator_v2_test.go ------------------------------------------
+
+
+def decorator_controller(
+    name: str, target: ResourceInfo, attachments: list[ResourceInfo], hooks: dict[str, Any]
+) -> Obj:
+    """`framework.CreateDecoratorController`: one resource rule, attachments updated InPlace."""
+    return {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "DecoratorController",
+        "metadata": {"name": name},
+        "spec": {
+            "resources": [{"apiVersion": target.api_version, "resource": target.resource}],
+            "attachments": [
+                {"apiVersion": a.api_version, "resource": a.resource} for a in attachments
+            ],
+            "hooks": hooks,
+        },
+    }
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_decorator_sync_webhook(
+    backend: Backend, namespace: str, tmp_path: Path, version: str
+) -> None:
+    """decorator TestSyncWebhook and TestSyncWebhookV2: an attachment named after the target,
+    keyed in the next request as the version keys it."""
+    parent_crd = backend.apply_crd("Parent")
+    child_crd = backend.apply_crd("Child")
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        child = crd_object(child_crd, request["object"]["metadata"]["name"])
+        child["metadata"]["labels"] = {"test": "test"}
+        return {"attachments": [child]}
+
+    with serve(sync) as hook:
+        controller = decorator_controller(
+            "dc", parent_crd, [child_crd], {"sync": {**webhook(hook.url), "version": version}}
+        )
+        backend.admin.create(
+            parent_crd, parent_of(parent_crd, "test-sync-webhook", namespace, {"test": "test"})
+        )
+        result = run(backend, write_controllers(tmp_path, controller))
+        attachments = hook.requests[-1]["attachments"][f"{child_crd.kind}.{child_crd.api_version}"]
+    assert result.errors == [], result.errors
+    assert backend.admin.get(child_crd, "test-sync-webhook", namespace=namespace)
+    expected = "test-sync-webhook" if version == "v1" else f"{namespace}/test-sync-webhook"
+    assert set(attachments) == {expected}
+
+
+def test_decorator_resync_after(backend: Backend, namespace: str, tmp_path: Path) -> None:
+    """decorator TestResyncAfter: the next sync comes within a second."""
+    parent_crd = backend.apply_crd("TestResyncAfterParent")
+    state: dict[str, Any] = {"last": None, "done": False}
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        status = request["object"].get("status")
+        if status is None:
+            return {"status": {}}
+        if state["last"] is None:
+            state["last"] = time.monotonic()
+            return {"resyncAfterSeconds": 0.1}
+        if not state["done"]:
+            state["done"] = True
+            return {"status": {"elapsedSeconds": time.monotonic() - state["last"]}}
+        return {"status": status}
+
+    with serve(sync) as hook:
+        controller = decorator_controller(
+            "test-resync-after", parent_crd, [], {"sync": webhook(hook.url)}
+        )
+        backend.admin.create(
+            parent_crd, parent_of(parent_crd, "test-resync-after", namespace, {"t": "x"})
+        )
+        result = run(backend, write_controllers(tmp_path, controller), max_duration=10.0)
+    assert result.errors == [], result.errors
+    parent = backend.admin.get(parent_crd, "test-resync-after", namespace=namespace)
+    assert parent["status"]["elapsedSeconds"] <= 1.0
+
+
+def test_decorator_customize_webhook(backend: Backend, namespace: str, tmp_path: Path) -> None:
+    """decorator TestCustomizeWebhook: the customize hook's related ConfigMap names the
+    attachment."""
+    parent_crd = backend.apply_crd("Parent")
+    child_crd = backend.apply_crd("Child")
+    configmaps = backend.admin.discover("v1", "configmaps")
+    backend.admin.create(
+        configmaps,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "related-config-map", "namespace": namespace},
+            "data": {},
+        },
+    )
+
+    def customize(request: dict[str, Any]) -> dict[str, Any]:
+        rule = {
+            "apiVersion": "v1",
+            "resource": "configmaps",
+            "namespace": request["parent"]["metadata"]["namespace"],
+            "names": ["related-config-map"],
+        }
+        return {"relatedResources": [rule]}
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        related = [o for objects in request["related"].values() for o in objects.values()]
+        if not related:
+            return {"attachments": []}
+        name = f"{request['object']['metadata']['name']}-{related[0]['metadata']['name']}"
+        return {"attachments": [crd_object(child_crd, name)]}
+
+    with serve(sync) as sync_hook, serve(customize) as customize_hook:
+        hooks = {"sync": webhook(sync_hook.url), "customize": webhook(customize_hook.url)}
+        controller = decorator_controller("dc-customize", parent_crd, [child_crd], hooks)
+        backend.admin.create(
+            parent_crd, parent_of(parent_crd, "test-customize-webhook", namespace, {"t": "x"})
+        )
+        result = run(backend, write_controllers(tmp_path, controller))
+    assert result.errors == [], result.errors
+    assert backend.admin.get(
+        child_crd, "test-customize-webhook-related-config-map", namespace=namespace
+    )
