@@ -29,9 +29,9 @@ def parent_resource(cluster: Cluster, where: str, api_version: str, resource: st
     parent = discover(cluster, where, "spec.parentResource", api_version, resource)
     if not parent.has_status:
         raise ControllerError(
-            f"{where}: spec.parentResource: {parent.group_resource} does not have subresource "
-            "'Status' enabled (Metacontroller's words); add `subresources: {status: {}}` to its "
-            "CRD version"
+            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource "
+            "(in Metacontroller's words, it does not have subresource 'Status' enabled); add "
+            "`subresources: {status: {}}` to its CRD version"
         )
     return parent
 
