@@ -146,10 +146,7 @@ def rule_matches(
         return labels_match and (not confined or same_namespace)
     if selection is Selection.NAMESPACE_AND_LABELS:
         if confined and rule.namespace != namespace_of(parent):
-            raise RuleMismatch(
-                f"namespace {rule.namespace!r} is not the parent's namespace "
-                f"{namespace_of(parent)!r} (a v1 hook of a namespaced parent)"
-            )
+            raise _outside_parent_namespace(rule, parent)
         in_namespace = not related_namespaced or namespace_of(obj) == rule.namespace
         return labels_match and in_namespace
     if selection is Selection.NAMESPACE_SELECTOR:
@@ -167,15 +164,19 @@ def rule_matches(
     # by namespace and names
     if confined:
         if rule.namespace and rule.namespace != namespace_of(parent):
-            raise RuleMismatch(
-                f"namespace {rule.namespace!r} is not the parent's namespace "
-                f"{namespace_of(parent)!r} (a v1 hook of a namespaced parent)"
-            )
+            raise _outside_parent_namespace(rule, parent)
         if not same_namespace:
             return False
     elif related_namespaced and rule.namespace and namespace_of(obj) != rule.namespace:
         return False
     return not rule.names or name_of(obj) in rule.names
+
+
+def _outside_parent_namespace(rule: RelatedRule, parent: Obj) -> RuleMismatch:
+    return RuleMismatch(
+        f"namespace {rule.namespace!r} is not the parent's namespace "
+        f"{namespace_of(parent)!r} (a v1 hook of a namespaced parent)"
+    )
 
 
 def related_namespace(

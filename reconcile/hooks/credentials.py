@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconcile.objects.secrets import fold_string_data
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hooks import KeyRef, WebhookSecurity
 
@@ -125,25 +126,18 @@ class Credentials:
 
 
 def _key_value(obj: dict[str, Any], ref: KeyRef) -> bytes | None:
-    """A Secret's `data` (base64) or `stringData`; a ConfigMap's `data` or `binaryData`."""
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-    assert isinstance(data, dict)
+    """A Secret's key as the API server stores it (`stringData` folded into `data`); a
+    ConfigMap's `data`, or else its `binaryData`."""
     if ref.kind == "Secret":
-        raw = data.get(ref.key)
-        if isinstance(raw, str):
-            try:
-                return base64.b64decode(raw, validate=True)
-            except (binascii.Error, ValueError):
-                return None
-        plain = (obj.get("stringData") or {}).get(ref.key)
-        return plain.encode() if isinstance(plain, str) else None
-    text = data.get(ref.key)
-    if isinstance(text, str):
-        return text.encode()
-    binary = (obj.get("binaryData") or {}).get(ref.key)
-    if isinstance(binary, str):
-        try:
-            return base64.b64decode(binary, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    return None
+        encoded = (fold_string_data(obj).get("data") or {}).get(ref.key)
+    else:
+        text = (obj.get("data") or {}).get(ref.key)
+        if isinstance(text, str):
+            return text.encode()
+        encoded = (obj.get("binaryData") or {}).get(ref.key)
+    if not isinstance(encoded, str):
+        return None
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None

@@ -25,10 +25,10 @@ class EndpointConfig:
 def endpoint_host(text: str) -> str:
     """`host[:port]` lower-cased, a port 80 or 443 dropped (Metacontroller treats them as the
     default port of either scheme)."""
-    host, _, port = text.lower().rpartition(":") if ":" in text else (text.lower(), "", "")
-    if port in ("", "80", "443"):
-        return host or port
-    return f"{host}:{port}"
+    host, colon, port = text.lower().rpartition(":")
+    if not colon:
+        return port  # no port: rpartition leaves the whole text here
+    return host if port in ("", "80", "443") else f"{host}:{port}"
 
 
 def url_host(url: str) -> str:

@@ -7,6 +7,7 @@ checked when it returns. Each test names the Go test it ports."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,51 @@ def parent_of(resource: ResourceInfo, name: str, namespace: str, labels: dict[st
     obj = crd_object(resource, name, spec={"selector": {"matchLabels": labels}})
     obj["metadata"]["namespace"] = namespace
     return obj
+
+
+def resync_hook(key: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The Go tests' TestResyncAfter hook (`key`: where the request holds the parent): set a
+    status, then ask for a resync in 0.1 s, then report how long it took, then hold still."""
+    state: dict[str, Any] = {"last": None, "done": False}
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        status = request[key].get("status")
+        if status is None:
+            return {"status": {}}
+        if state["last"] is None:
+            state["last"] = time.monotonic()
+            return {"resyncAfterSeconds": 0.1}
+        if not state["done"]:
+            state["done"] = True
+            return {"status": {"elapsedSeconds": time.monotonic() - state["last"]}}
+        return {"status": status}
+
+    return sync
+
+
+def create_related_configmap(backend: Backend, namespace: str) -> None:
+    """The Go tests' TestCustomizeWebhook ConfigMap, `related-config-map`."""
+    configmaps = backend.admin.discover("v1", "configmaps")
+    backend.admin.create(
+        configmaps,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "related-config-map", "namespace": namespace},
+            "data": {},
+        },
+    )
+
+
+def customize(request: dict[str, Any]) -> dict[str, Any]:
+    """The Go tests' customize hook: the related ConfigMap by the parent's namespace and name."""
+    rule = {
+        "apiVersion": "v1",
+        "resource": "configmaps",
+        "namespace": request["parent"]["metadata"]["namespace"],
+        "names": ["related-config-map"],
+    }
+    return {"relatedResources": [rule]}
 
 
 def test_sync_webhook(backend: Backend, namespace: str, tmp_path: Path) -> None:
@@ -114,19 +160,7 @@ def test_resync_after(backend: Backend, namespace: str, tmp_path: Path) -> None:
     run honours it by another pass before it ends)."""
     labels = {"test": "test-sync-after"}
     parent_crd = backend.apply_crd("TestResyncAfterParent")
-    state: dict[str, Any] = {"last": None, "done": False}
-
-    def sync(request: dict[str, Any]) -> dict[str, Any]:
-        status = request["parent"].get("status")
-        if status is None:
-            return {"status": {}}
-        if state["last"] is None:
-            state["last"] = time.monotonic()
-            return {"resyncAfterSeconds": 0.1}
-        if not state["done"]:
-            state["done"] = True
-            return {"status": {"elapsedSeconds": time.monotonic() - state["last"]}}
-        return {"status": status}
+    sync = resync_hook("parent")
 
     with serve(sync) as hook:
         controller = composite("test-resync-after", parent_crd, [], {"sync": webhook(hook.url)})
@@ -146,25 +180,7 @@ def test_customize_webhook(backend: Backend, namespace: str, tmp_path: Path, ver
     labels = {"test": "test-customize-webhook"}
     parent_crd = backend.apply_crd("TestCustomizeWebhookParent")
     child_crd = backend.apply_crd("TestCustomizeWebhookChild")
-    configmaps = backend.admin.discover("v1", "configmaps")
-    backend.admin.create(
-        configmaps,
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "related-config-map", "namespace": namespace},
-            "data": {},
-        },
-    )
-
-    def customize(request: dict[str, Any]) -> dict[str, Any]:
-        rule = {
-            "apiVersion": "v1",
-            "resource": "configmaps",
-            "namespace": request["parent"]["metadata"]["namespace"],
-            "names": ["related-config-map"],
-        }
-        return {"relatedResources": [rule]}
+    create_related_configmap(backend, namespace)
 
     def sync(request: dict[str, Any]) -> dict[str, Any]:
         related = [o for objects in request["related"].values() for o in objects.values()]
@@ -351,19 +367,7 @@ def test_decorator_sync_webhook(
 def test_decorator_resync_after(backend: Backend, namespace: str, tmp_path: Path) -> None:
     """decorator TestResyncAfter: the next sync comes within a second."""
     parent_crd = backend.apply_crd("TestResyncAfterParent")
-    state: dict[str, Any] = {"last": None, "done": False}
-
-    def sync(request: dict[str, Any]) -> dict[str, Any]:
-        status = request["object"].get("status")
-        if status is None:
-            return {"status": {}}
-        if state["last"] is None:
-            state["last"] = time.monotonic()
-            return {"resyncAfterSeconds": 0.1}
-        if not state["done"]:
-            state["done"] = True
-            return {"status": {"elapsedSeconds": time.monotonic() - state["last"]}}
-        return {"status": status}
+    sync = resync_hook("object")
 
     with serve(sync) as hook:
         controller = decorator_controller(
@@ -383,25 +387,7 @@ def test_decorator_customize_webhook(backend: Backend, namespace: str, tmp_path:
     attachment."""
     parent_crd = backend.apply_crd("Parent")
     child_crd = backend.apply_crd("Child")
-    configmaps = backend.admin.discover("v1", "configmaps")
-    backend.admin.create(
-        configmaps,
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "related-config-map", "namespace": namespace},
-            "data": {},
-        },
-    )
-
-    def customize(request: dict[str, Any]) -> dict[str, Any]:
-        rule = {
-            "apiVersion": "v1",
-            "resource": "configmaps",
-            "namespace": request["parent"]["metadata"]["namespace"],
-            "names": ["related-config-map"],
-        }
-        return {"relatedResources": [rule]}
+    create_related_configmap(backend, namespace)
 
     def sync(request: dict[str, Any]) -> dict[str, Any]:
         related = [o for objects in request["related"].values() for o in objects.values()]
