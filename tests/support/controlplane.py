@@ -12,6 +12,7 @@ Run by hand: `python -m tests.support.controlplane` starts one and prints its ku
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -26,6 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,6 +166,35 @@ class ControlPlane:
                 "--v=0",
             ],
         )
+
+    @contextlib.contextmanager
+    def more_controllers(self, *names: str) -> Iterator[None]:
+        """kube-controller-manager's `names` controllers (replicaset, daemonset, job, ...) run
+        too while the block runs: a test that needs a workload controller starts it, so no
+        other test meets one."""
+        key = "kube-controller-manager-" + "-".join(names)
+        self._spawn(
+            key,
+            [
+                str(self.bin_dir / "kube-controller-manager"),
+                f"--kubeconfig={self.workdir / 'controller-manager.kubeconfig'}",
+                f"--controllers={','.join(names)}",
+                "--port=0",
+                "--secure-port=0",
+                "--leader-elect=false",
+                "--v=0",
+            ],
+        )
+        try:
+            yield
+        finally:
+            process = self.processes.pop(key)
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
     def _write_credentials(self) -> None:
         w = self.workdir

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import os
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from tests.support.backends import Backend
 from tests.support.poll import eventually
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data/metacontroller/examples"
+FULL_PORT_VARIABLE = "RECONCILE_METACONTROLLER_PORT"
 LAUNCHER = Path(__file__).resolve().parent / "hook_launcher.py"
 CONTROLLER_KINDS = {"CompositeController", "DecoratorController"}
 
@@ -93,16 +95,22 @@ class Example:
         return EXAMPLES / self.name
 
     def controllers(self) -> list[Obj]:
+        """The example's controllers, wherever it keeps them (`manifest/` or `v1/`)."""
         return [
             d
-            for path in sorted((self.directory / "manifest").glob("*.yaml"))
+            for folder in ("manifest", "v1")
+            for path in sorted((self.directory / folder).glob("*.yaml"))
+            if path.name != "kustomization.yaml"
             for d in _documents(path)
             if d.get("kind") in CONTROLLER_KINDS
         ]
 
-    def install_crds(self) -> None:
+    def install_crds(self, *files: str) -> None:
+        """The CRDs of `files` (default: every file of the example's `v1/`), served."""
         crds = self.backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
-        for path in sorted((self.directory / "v1").glob("*.yaml")):
+        folder = self.directory / "v1"
+        paths = [self.directory / f for f in files] or sorted(folder.glob("*.yaml"))
+        for path in paths:
             for crd in _documents(path):
                 if crd.get("kind") != "CustomResourceDefinition":
                     continue
@@ -162,3 +170,13 @@ def _plural(backend: Backend, api_version: str, kind: str) -> str:
         if info.api_version == api_version and info.kind == kind:
             return info.resource
     raise LookupError(f"no resource serves {kind} ({api_version})")
+
+
+def port_sources() -> list[str]:
+    """Where a ported example's controllers come from. The suite runs each example with its
+    controllers created in the cluster under Metacontroller's own CRDs (what a switching user
+    has); `RECONCILE_METACONTROLLER_PORT=full` (scripts/metacontroller_port.py) adds them read
+    from files, keeping the README's test command within its time."""
+    if os.environ.get(FULL_PORT_VARIABLE) == "full":
+        return ["files", "cluster"]
+    return ["cluster"]
