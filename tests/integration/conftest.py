@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from reconcile.cluster.types import ResourceInfo
 from tests.support.backends import Backend
+from tests.support.mc_examples import Example
 from tests.support.vault import Vault, vault_scenario
 
 
@@ -32,3 +33,17 @@ def vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Vault]:
         backend = request.getfixturevalue("live_backend")
     with vault_scenario(tmp_path, backend) as scenario:
         yield scenario
+
+
+@pytest.fixture
+def mc_example(backend: Backend) -> Iterator[Callable[[str], Example]]:
+    """Metacontroller's examples by name, on the backend; each cleaned up after the test."""
+    made: list[Example] = []
+
+    def make(name: str) -> Example:
+        made.append(Example(name, backend))
+        return made[-1]
+
+    yield make
+    for item in reversed(made):
+        item.cleanup()

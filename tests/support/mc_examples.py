@@ -22,7 +22,10 @@ import yaml
 
 from reconcile.cluster import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.types import Obj
+from reconcile.results import RunResult
 from tests.support.backends import Backend
+from tests.support.controllers import run, write_controllers
+from tests.support.mc_crds import THEIRS, crds_installed, created_as_stored
 from tests.support.poll import eventually
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data/metacontroller/examples"
@@ -180,3 +183,57 @@ def port_sources() -> list[str]:
     if os.environ.get(FULL_PORT_VARIABLE) == "full":
         return ["files", "cluster"]
     return ["cluster"]
+
+
+def run_example(
+    example: Example,
+    backend: Backend,
+    tmp_path: Path,
+    source: str,
+    base_url: str,
+    **settings: Any,
+) -> RunResult:
+    """The example's controllers, pointed at its hook server, run from a file or from the
+    cluster under Metacontroller's CRDs (`settings`: the run's options)."""
+    controllers = [pointed_at(c, base_url) for c in example.controllers()]
+    if source == "files":
+        return run(backend, write_controllers(tmp_path, *controllers), **settings)
+    with crds_installed(backend, THEIRS) as composites:
+        decorators = eventually(  # served again once the CRD's new schema is in
+            lambda: backend.admin.discover(
+                "metacontroller.k8s.io/v1alpha1", "decoratorcontrollers"
+            ),
+            what="the DecoratorController CRD",
+        )
+        names = []
+        for controller in controllers:
+            target = composites if controller["kind"] == "CompositeController" else decorators
+            created_as_stored(backend, target, controller, "spec.hooks.sync")
+            names.append(controller["metadata"]["name"])
+        try:
+            only = frozenset(names)
+            return run(backend, controllers_from_cluster=True, only_controllers=only, **settings)
+        finally:
+            for controller in controllers:
+                target = composites if controller["kind"] == "CompositeController" else decorators
+                backend.delete_quietly(target, controller["metadata"]["name"], None)
+
+
+def ran(
+    example: Example,
+    objects: str,
+    backend: Backend,
+    tmp_path: Path,
+    source: str,
+    runs: int = 1,
+    **settings: Any,
+) -> list[RunResult]:
+    """The example installed (its CRDs, then the objects of `objects`) and run `runs` times
+    against its own hook server (`manifest/sync.py`)."""
+    example.install_crds()
+    example.apply(objects)
+    with hook_server(example.directory / "manifest" / "sync.py") as url:
+        return [
+            run_example(example, backend, tmp_path / str(i), source, url, **settings)
+            for i in range(runs)
+        ]
