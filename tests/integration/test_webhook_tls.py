@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster import NotFound, list_all
+from reconcile.cluster import NotFound
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, write_controllers
+from tests.support.events import sync_errors
 from tests.support.tlsserver import Authority, authority, serve_tls
 
 TOKEN = "s3cr3t-token-value-42"
@@ -90,15 +91,6 @@ def child_of(backend: Backend, cms: ResourceInfo, name: str, namespace: str) -> 
         return backend.admin.get(cms, f"{name}-child", namespace=namespace)
     except NotFound:
         return None
-
-
-def sync_errors(backend: Backend, namespace: str, name: str) -> list[str]:
-    events = backend.admin.discover("v1", "events")
-    return [
-        str(e.get("message"))
-        for e in list_all(backend.admin, events, namespace=namespace).items
-        if e.get("involvedObject", {}).get("name") == name and e.get("reason") == "SyncError"
-    ]
 
 
 def leaks(result: RunResult, messages: list[str]) -> list[str]:

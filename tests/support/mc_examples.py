@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import json
 import os
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from reconcile.cluster import AlreadyExists, ApiError, NotFound
-from reconcile.cluster.types import Obj
+from reconcile.cluster.types import Obj, Propagation, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
 from tests.support.controllers import run, write_controllers
@@ -46,11 +47,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def hook_server(script: Path) -> Iterator[str]:
-    """The example's hook server, unchanged, on a loopback port: its base URL."""
+def hook_server(
+    script: Path, *, scheme: str = "http", paths: dict[str, Path] | None = None
+) -> Iterator[str]:
+    """The example's hook server, unchanged, on a loopback port: its base URL. `paths`
+    replaces the module's path constants (a Pod's mounts, such as `CERT_DIR`) with local
+    ones."""
     port = _free_port()
+    overrides = {name: str(path) for name, path in (paths or {}).items()}
     process = subprocess.Popen(
-        [sys.executable, str(LAUNCHER), str(port), str(script)],
+        [sys.executable, str(LAUNCHER), str(port), str(script), json.dumps(overrides)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=script.parent,
@@ -63,7 +69,7 @@ def hook_server(script: Path) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{script} did not start serving on port {port}")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
+        yield f"{scheme}://127.0.0.1:{port}"
     finally:
         process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -74,14 +80,23 @@ def hook_server(script: Path) -> Iterator[str]:
 
 def pointed_at(controller: Obj, base_url: str) -> Obj:
     """The controller with each webhook calling `base_url` (keeping its path), where a Pod's
-    Service would have been."""
+    Service would have been; an `endpointConfigs` entry for that Service's host now names
+    the loopback address, as a Service's DNS name would have resolved to the Pod."""
     pointed = copy.deepcopy(controller)
+    loopback = urlsplit(base_url).netloc
+    moved: set[str] = set()
     for hook in (pointed["spec"].get("hooks") or {}).values():
         webhook = hook.get("webhook") or {}
-        path = urlsplit(webhook["url"]).path if webhook.get("url") else webhook.get("path", "")
+        url = urlsplit(webhook["url"]) if webhook.get("url") else None
+        path = url.path if url else webhook.get("path", "")
+        if url:
+            moved.add(url.netloc)
         webhook.pop("service", None)
         webhook.pop("path", None)
         webhook["url"] = base_url + (path or "/")
+    for config in pointed["spec"].get("endpointConfigs") or []:
+        if config.get("host") in moved:
+            config["host"] = loopback
     return pointed
 
 
@@ -92,6 +107,7 @@ class Example:
     name: str
     backend: Backend
     created: list[tuple[Any, Obj]] = field(default_factory=list)
+    _plurals: dict[str, str] = field(default_factory=dict)  # kind: plural, of its CRDs
 
     @property
     def directory(self) -> Path:
@@ -117,28 +133,34 @@ class Example:
             for crd in _documents(path):
                 if crd.get("kind") != "CustomResourceDefinition":
                     continue
-                with contextlib.suppress(AlreadyExists):
-                    self.backend.admin.create(crds, crd)
+                self._create_fresh(crds, crd)
                 self.created.append((crds, crd))
                 version = crd["spec"]["versions"][0]["name"]
                 api_version = f"{crd['spec']['group']}/{version}"
                 plural = crd["spec"]["names"]["plural"]
+                self._plurals[crd["spec"]["names"]["kind"]] = plural
                 eventually(
                     functools.partial(self.backend.cluster.discover, api_version, plural),
                     what=f"{plural} served",
                 )
 
     def apply(self, file: str) -> None:
-        """The file's objects, Namespaces first (as `kubectl apply -f` would need them)."""
+        """The file's objects but its controllers (`reconcile` is given those), Namespaces
+        first (as `kubectl apply -f` would need them)."""
         documents = _documents(self.directory / file)
-        documents.sort(key=lambda d: d.get("kind") != "Namespace")
-        for obj in documents:
+        self.create(*(d for d in documents if d.get("kind") not in CONTROLLER_KINDS))
+
+    def create(self, *objects: Obj) -> None:
+        """The objects created (kept if there already), Namespaces first, a namespaced
+        object without a namespace in `default` (as kubectl puts it)."""
+        for obj in sorted(objects, key=lambda d: d.get("kind") != "Namespace"):
             api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
             resource = self.backend.admin.discover(
-                api_version, _plural(self.backend, api_version, kind)
+                api_version, self._plurals.get(kind) or _plural(self.backend, api_version, kind)
             )
-            with contextlib.suppress(AlreadyExists):
-                self.backend.admin.create(resource, copy.deepcopy(obj))
+            if resource.namespaced and not obj["metadata"].get("namespace"):
+                obj["metadata"]["namespace"] = "default"
+            self._create_fresh(resource, obj)
             self.created.append((resource, obj))
 
     def get(self, api_version: str, resource: str, name: str, namespace: str | None = None) -> Obj:
@@ -146,12 +168,23 @@ class Example:
         return self.backend.admin.get(info, name, namespace=namespace)
 
     def cleanup(self) -> None:
-        """Everything deleted; the example's fixed Namespaces waited for, so the next test
-        can create them again."""
+        """Everything deleted, in the foreground (an object stays until its dependents are
+        gone) but Namespaces and CRDs, so a child of this test is never taken for one of the next: `create` waits for
+        an object of the same name still being deleted. The example's Namespaces are waited
+        for here: a controller that reads every namespace must not meet one terminating."""
         for resource, obj in reversed(self.created):
             meta = obj["metadata"]
             with contextlib.suppress(ApiError):
-                self.backend.admin.delete(resource, meta["name"], namespace=meta.get("namespace"))
+                self.backend.admin.delete(
+                    resource,
+                    meta["name"],
+                    namespace=meta.get("namespace"),
+                    propagation=(
+                        Propagation.BACKGROUND  # their own controllers empty them
+                        if obj.get("kind") in ("Namespace", "CustomResourceDefinition")
+                        else Propagation.FOREGROUND
+                    ),
+                )
         for resource, obj in self.created:
             if obj.get("kind") == "Namespace":
                 eventually(
@@ -160,12 +193,36 @@ class Example:
                     timeout=120,
                 )
 
-    def _gone(self, resource: Any, name: str) -> bool | None:
+    def _gone(self, resource: ResourceInfo, name: str) -> bool:
         try:
             self.backend.admin.get(resource, name)
         except NotFound:
             return True
-        return None
+        return False
+
+    def _create_fresh(self, resource: ResourceInfo, obj: Obj) -> None:
+        """`obj` created; one of its name still being deleted (a Namespace or CRD of the test
+        before) waited for first; one already there kept."""
+        meta = obj["metadata"]
+        try:
+            self.backend.admin.create(resource, copy.deepcopy(obj))
+            return
+        except AlreadyExists:
+            pass
+        eventually(
+            functools.partial(self._not_deleting, resource, meta["name"], meta.get("namespace")),
+            what=f"{obj['kind']} {meta['name']} deleted",
+            timeout=120,
+        )
+        with contextlib.suppress(AlreadyExists):
+            self.backend.admin.create(resource, copy.deepcopy(obj))
+
+    def _not_deleting(self, resource: ResourceInfo, name: str, namespace: str | None) -> bool:
+        try:
+            existing = self.backend.admin.get(resource, name, namespace=namespace)
+        except NotFound:
+            return True
+        return not existing["metadata"].get("deletionTimestamp")
 
 
 def _plural(backend: Backend, api_version: str, kind: str) -> str:
