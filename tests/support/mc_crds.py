@@ -15,7 +15,9 @@ import yaml
 from reconcile.cluster import AlreadyExists, NotFound
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.crds import CRD_FILES
+from reconcile.results import RunResult
 from tests.support.backends import Backend
+from tests.support.controllers import run, write_controllers
 from tests.support.poll import eventually
 
 VENDORED = Path(__file__).resolve().parents[1] / "data/metacontroller/metacontroller-crds-v1.yaml"
@@ -78,3 +80,40 @@ def created_as_stored(backend: Backend, resource: ResourceInfo, obj: Obj, field:
         return created if node is not None else None
 
     return eventually(stored, what=f"{field} kept by the API server")
+
+
+def run_from(
+    backend: Backend,
+    tmp_path: Path,
+    source: str,
+    controllers: list[Obj],
+    *,
+    stored: str = "spec.hooks.sync",
+    only: bool = True,
+    **settings: Any,
+) -> RunResult:
+    """One run of `controllers`: read from a file (`source` "files"), or ("cluster") created
+    in the cluster under Metacontroller's own CRDs once the server keeps their field `stored`
+    (dotted), and deleted afterwards. `only`: the run is limited to them by name
+    (`--controller`); without it every controller in the cluster is loaded and `settings`
+    (the run's options, such as `target_label_selector`) choose."""
+    if source == "files":
+        return run(backend, write_controllers(tmp_path, *controllers), **settings)
+    with crds_installed(backend, THEIRS):
+        where = {
+            kind: backend.admin.discover("metacontroller.k8s.io/v1alpha1", plural)
+            for kind, plural in (
+                ("CompositeController", "compositecontrollers"),
+                ("DecoratorController", "decoratorcontrollers"),
+            )
+        }
+        for controller in controllers:
+            created_as_stored(backend, where[controller["kind"]], controller, stored)
+        names = frozenset(c["metadata"]["name"] for c in controllers)
+        try:
+            chosen = names if only else frozenset()
+            return run(backend, controllers_from_cluster=True, only_controllers=chosen, **settings)
+        finally:
+            for controller in controllers:
+                name = controller["metadata"]["name"]
+                backend.delete_quietly(where[controller["kind"]], name, None)

@@ -25,8 +25,7 @@ from reconcile.cluster import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
-from tests.support.controllers import run, write_controllers
-from tests.support.mc_crds import THEIRS, crds_installed, created_as_stored
+from tests.support.mc_crds import run_from
 from tests.support.poll import eventually
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data/metacontroller/examples"
@@ -169,9 +168,10 @@ class Example:
 
     def cleanup(self) -> None:
         """Everything deleted, in the foreground (an object stays until its dependents are
-        gone) but Namespaces and CRDs, so a child of this test is never taken for one of the next: `create` waits for
-        an object of the same name still being deleted. The example's Namespaces are waited
-        for here: a controller that reads every namespace must not meet one terminating."""
+        gone) but Namespaces and CRDs, so a child of this test is never taken for one of the
+        next: `create` waits for an object of the same name still being deleted. The
+        example's Namespaces are waited for here: a controller that reads every namespace
+        must not meet one terminating."""
         for resource, obj in reversed(self.created):
             meta = obj["metadata"]
             with contextlib.suppress(ApiError):
@@ -253,27 +253,7 @@ def run_example(
     """The example's controllers, pointed at its hook server, run from a file or from the
     cluster under Metacontroller's CRDs (`settings`: the run's options)."""
     controllers = [pointed_at(c, base_url) for c in example.controllers()]
-    if source == "files":
-        return run(backend, write_controllers(tmp_path, *controllers), **settings)
-    with crds_installed(backend, THEIRS) as composites:
-        decorators = eventually(  # served again once the CRD's new schema is in
-            lambda: backend.admin.discover(
-                "metacontroller.k8s.io/v1alpha1", "decoratorcontrollers"
-            ),
-            what="the DecoratorController CRD",
-        )
-        names = []
-        for controller in controllers:
-            target = composites if controller["kind"] == "CompositeController" else decorators
-            created_as_stored(backend, target, controller, "spec.hooks.sync")
-            names.append(controller["metadata"]["name"])
-        try:
-            only = frozenset(names)
-            return run(backend, controllers_from_cluster=True, only_controllers=only, **settings)
-        finally:
-            for controller in controllers:
-                target = composites if controller["kind"] == "CompositeController" else decorators
-                backend.delete_quietly(target, controller["metadata"]["name"], None)
+    return run_from(backend, tmp_path, source, controllers, **settings)
 
 
 def ran(
