@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,8 @@ def created_as_stored(backend: Backend, resource: ResourceInfo, obj: Obj, field:
     return eventually(stored, what=f"{field} kept by the API server")
 
 
-def run_from(
+@contextlib.contextmanager
+def runner_for(
     backend: Backend,
     tmp_path: Path,
     source: str,
@@ -91,14 +92,17 @@ def run_from(
     stored: str = "spec.hooks.sync",
     only: bool = True,
     **settings: Any,
-) -> RunResult:
-    """One run of `controllers`: read from a file (`source` "files"), or ("cluster") created
-    in the cluster under Metacontroller's own CRDs once the server keeps their field `stored`
-    (dotted), and deleted afterwards. `only`: the run is limited to them by name
-    (`--controller`); without it every controller in the cluster is loaded and `settings`
-    (the run's options, such as `target_label_selector`) choose."""
+) -> Iterator[Callable[[], RunResult]]:
+    """`controllers` read from a file (`source` "files"), or ("cluster") created in the
+    cluster under Metacontroller's own CRDs once the server keeps their field `stored`
+    (dotted), and deleted afterwards; what it yields runs `reconcile` on them once per call.
+    `only`: the runs are limited to them by name (`--controller`); without it every
+    controller in the cluster is loaded and `settings` (the run's options, such as
+    `target_label_selector`) choose."""
     if source == "files":
-        return run(backend, write_controllers(tmp_path, *controllers), **settings)
+        path = write_controllers(tmp_path, *controllers)
+        yield lambda: run(backend, path, **settings)
+        return
     with crds_installed(backend, THEIRS):
         where = {
             kind: backend.admin.discover("metacontroller.k8s.io/v1alpha1", plural)
@@ -109,11 +113,29 @@ def run_from(
         }
         for controller in controllers:
             created_as_stored(backend, where[controller["kind"]], controller, stored)
-        names = frozenset(c["metadata"]["name"] for c in controllers)
+        chosen = frozenset(c["metadata"]["name"] for c in controllers) if only else frozenset()
         try:
-            chosen = names if only else frozenset()
-            return run(backend, controllers_from_cluster=True, only_controllers=chosen, **settings)
+            yield lambda: run(
+                backend, controllers_from_cluster=True, only_controllers=chosen, **settings
+            )
         finally:
             for controller in controllers:
                 name = controller["metadata"]["name"]
                 backend.delete_quietly(where[controller["kind"]], name, None)
+
+
+def run_from(
+    backend: Backend,
+    tmp_path: Path,
+    source: str,
+    controllers: list[Obj],
+    *,
+    stored: str = "spec.hooks.sync",
+    only: bool = True,
+    **settings: Any,
+) -> RunResult:
+    """One run of `controllers` (see `runner_for`)."""
+    with runner_for(
+        backend, tmp_path, source, controllers, stored=stored, only=only, **settings
+    ) as again:
+        return again()

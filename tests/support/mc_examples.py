@@ -35,6 +35,12 @@ CONTROLLER_KINDS = {"CompositeController", "DecoratorController"}
 
 
 def _documents(path: Path) -> list[Obj]:
+    """The file's objects, each a fresh copy (the file read once: some CRDs are long)."""
+    return copy.deepcopy(_read_documents(path.resolve()))
+
+
+@functools.cache
+def _read_documents(path: Path) -> list[Obj]:
     return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
 
 
