@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from reconcile.cluster import AlreadyExists, ApiError, NotFound, list_all
+from reconcile.cluster import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
@@ -176,8 +176,7 @@ class Example:
         """Everything deleted but the example's CRDs (crd-roles' CRD is its parent), in the
         foreground (an object stays until its dependents are gone) but Namespaces, so a child
         of this test is never taken for one of the next: `create` waits for an object of the
-        same name still being deleted (a Namespace takes seconds), and
-        `no_namespace_terminating` for the tests that read them all."""
+        same name still being deleted (a Namespace takes seconds)."""
         for resource, obj in reversed(self.created):
             meta = obj["metadata"]
             if obj.get("kind") == "CustomResourceDefinition" and self.name != "crd-roles":
@@ -268,15 +267,3 @@ def ran(
             run_example(example, backend, tmp_path / str(i), source, url, **settings)
             for i in range(runs)
         ]
-
-
-def no_namespace_terminating(backend: Backend) -> None:
-    """Wait until no Namespace is being deleted (an earlier test's): a controller that reads
-    every namespace would otherwise meet one that refuses new objects."""
-    namespaces = backend.admin.discover("v1", "namespaces")
-
-    def none_terminating() -> bool:
-        items = list_all(backend.admin, namespaces).items
-        return not any(n["metadata"].get("deletionTimestamp") for n in items)
-
-    eventually(none_terminating, what="no namespace being deleted", timeout=120)
