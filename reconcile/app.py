@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import logging
 import signal
 import sys
@@ -51,6 +52,9 @@ class ExitCode(IntEnum):
 
 class OutputError(Exception):
     """A report file or the output directory cannot be written; found before the run."""
+
+
+PR_SET_DUMPABLE = 4  # <linux/prctl.h>
 
 
 def exit_code(result: RunResult) -> ExitCode:
@@ -192,11 +196,24 @@ def stop_on_signals(budget: Budget) -> Iterator[None]:
 # -- the job ----------------------------------------------------------------------------------
 
 
+def keep_process_private() -> None:
+    """On Linux, mark this process not dumpable: a command hook, running as the same user,
+    then cannot read the run's environment (`/proc/<pid>/environ`, git tokens among it) or
+    attach to it. Programs it starts are dumpable again after their exec. A hook running as
+    root (CAP_SYS_PTRACE) is not held back by this."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     """The whole job inside the budget and the signal handling, from the git checkout to the
     last metric: SIGINT / SIGTERM or the budget's end stop any phase, and a report follows."""
     seconds = config.reconcile.max_duration
     budget = Budget(seconds, reserve=min(CLOSING_RESERVE, seconds / 10))
+    keep_process_private()
     with stop_on_signals(budget):
         return _job(config, budget)
 
@@ -213,7 +230,11 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
             config, source = from_git(config, budget)
         except (OutputError, GitSourceError, BudgetExhausted) as exc:
             log.error("%s", exc)
-            result = RunResult(dry_run=config.reconcile.dry_run, fatal=True)
+            result = RunResult(
+                dry_run=config.reconcile.dry_run,
+                server_dry_run=config.reconcile.server_dry_run,
+                fatal=True,
+            )
             result.load_errors.append(str(exc))
             result.interrupted = budget.interrupted_by
             log_summary(result)
@@ -324,7 +345,9 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
 def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
     """The run, never raising: a failure to start becomes the result's error, so a report is
     written whatever happens."""
-    result = RunResult(dry_run=config.reconcile.dry_run)
+    result = RunResult(
+        dry_run=config.reconcile.dry_run, server_dry_run=config.reconcile.server_dry_run
+    )
     try:
         cluster = open_cluster(config, budget)
     except (ManifestError, FileNotFoundError) as exc:

@@ -22,6 +22,8 @@ from reconcile.cli_support import (
     StdoutReport,
     check_combinations,
     optional_finite_non_negative,
+    parse_dry_run,
+    parse_hosts_option,
     parse_selector_option,
     parse_shard_option,
     seconds,
@@ -33,6 +35,7 @@ from reconcile.cluster.memory.releases import (
 from reconcile.config import (
     ApplyStrategyName,
     ConnectionSettings,
+    DryRunMode,
     GitSettings,
     LocalSettings,
     LogFormat,
@@ -124,11 +127,17 @@ def run(
         ),
     ] = True,
     dry_run: Annotated[
-        bool,
+        DryRunMode | None,
         typer.Option(
-            "--dry-run", help="Call the hooks and report what would change; send no writes."
+            "--dry-run",
+            metavar="[=client|server|none]",
+            help="Call the hooks and report what would change, in one pass. --dry-run (or "
+            "=client) sends no writes; =server sends each write as a dry run (dryRun=All), so "
+            "the API server's admission, schema and validation refuse what they would refuse, "
+            "and nothing is persisted (RBAC must allow the writes); =none is a real run.",
+            parser=parse_dry_run,
         ),
-    ] = False,
+    ] = None,
     workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
     max_duration: Annotated[
         float,
@@ -234,6 +243,15 @@ def run(
             "--target-label-selector",
             help="Run only the controllers (CompositeController, DecoratorController, "
             "MapController objects) whose labels match this selector, e.g. team=payments.",
+        ),
+    ] = None,
+    allowed_hook_hosts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-hook-hosts",
+            help="Call webhooks only on these hosts: host, host:port or *.domain (repeatable, "
+            "or several separated by commas or spaces). A hook on another host fails without "
+            "being called. Set it in a preview of untrusted changes.",
         ),
     ] = None,
     apply_strategy: Annotated[
@@ -350,7 +368,8 @@ def run(
             controller_paths=tuple(str(p) for p in controllers or []),
             only_controllers=frozenset(controller or []),
             controllers_from_cluster=cluster_controllers,
-            dry_run=dry_run,
+            dry_run=dry_run in (DryRunMode.CLIENT, DryRunMode.SERVER),
+            server_dry_run=dry_run is DryRunMode.SERVER,
             workers=workers,
             max_duration=max_duration,
             poll_interval=poll_interval,
@@ -363,6 +382,7 @@ def run(
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
             shard=parse_shard_option(shard),
             target_label_selector=parse_selector_option(target_label_selector),
+            allowed_hook_hosts=parse_hosts_option(allowed_hook_hosts),
             server_side_apply=apply_strategy is ApplyStrategyName.SERVER_SIDE,
             force_conflicts=force_conflicts,
         ),

@@ -15,9 +15,10 @@ import typer
 from typer.core import TyperCommand
 
 from reconcile.cluster.memory.releases import UnsupportedVersion, release
-from reconcile.config import Shard, parse_shard
+from reconcile.config import DryRunMode, Shard, parse_shard
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.specs.duration import parse_duration
+from reconcile.specs.hook_hosts import parse_host_patterns
 
 # typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
 UsageError: type[Exception] = typer.BadParameter.__mro__[1]
@@ -43,6 +44,7 @@ class Command(TyperCommand):
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
     ) -> Any:
+        args = bare_dry_run(args, self.params)
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as exc:
@@ -55,6 +57,61 @@ class Command(TyperCommand):
         except UsageError as exc:
             exc.exit_code = 1  # type: ignore[attr-defined]
             raise
+
+
+DRY_RUN = "--dry-run"
+# kubectl's legacy spellings (and what RECONCILE_DRY_RUN held while --dry-run was a flag)
+_DRY_RUN_WORDS = {
+    **dict.fromkeys(("1", "true", "t", "yes", "y", "on"), DryRunMode.CLIENT),
+    **dict.fromkeys(("0", "false", "f", "no", "n", "off"), DryRunMode.NONE),
+}
+
+
+def bare_dry_run(args: list[str], params: list[Any]) -> list[str]:
+    """`--dry-run` given alone means `--dry-run=client`, as in kubectl: the command line's
+    parser knows no option with an optional value, so the bare option is spelt out (a
+    `--dry-run` that is the value of another option, or follows `--`, is left alone; one
+    followed by a mode's name takes it as its value)."""
+    takes_value = {
+        opt
+        for param in params
+        if getattr(param, "param_type_name", "") == "option"
+        and not getattr(param, "is_flag", False)
+        and not getattr(param, "count", False)
+        for opt in param.opts
+    }
+    out: list[str] = []
+    value_next = False
+    for index, arg in enumerate(args):
+        given = arg
+        if value_next:
+            value_next = False
+        elif arg == "--":
+            return out + args[index:]
+        elif arg == DRY_RUN:
+            # `--dry-run server` reads as `--dry-run=server` (the command takes no arguments)
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if following in tuple(DryRunMode):
+                value_next = True
+            else:
+                given = f"{DRY_RUN}={DryRunMode.CLIENT.value}"
+        elif arg in takes_value:
+            value_next = True
+        out.append(given)
+    return out
+
+
+def parse_dry_run(value: str) -> DryRunMode:
+    """`--dry-run` / RECONCILE_DRY_RUN: client, server or none (also true / false)."""
+    text = str(value).strip().lower()
+    if text in _DRY_RUN_WORDS:
+        return _DRY_RUN_WORDS[text]
+    try:
+        return DryRunMode(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{value!r} is not a dry-run mode: client, server or none (--dry-run alone is client)"
+        ) from None
 
 
 LONGEST_DURATION = 365 * 24 * 3600.0
@@ -128,6 +185,15 @@ def parse_selector_option(text: str | None) -> str | None:
     except SelectorError as exc:
         raise typer.BadParameter(str(exc), param_hint="--target-label-selector") from exc
     return text
+
+
+def parse_hosts_option(values: list[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    try:
+        return parse_host_patterns(values)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--allowed-hook-hosts") from exc
 
 
 def check_combinations(

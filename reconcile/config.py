@@ -18,6 +18,16 @@ class ApplyStrategyName(StrEnum):
     SERVER_SIDE = "server-side"
 
 
+class DryRunMode(StrEnum):
+    """`--dry-run[=MODE]`, kubectl's spelling: `client` decides everything on the client and
+    sends no mutating request; `server` sends every write as a dry run (`dryRun=All`), so the
+    API server runs admission, defaulting and validation and persists nothing."""
+
+    NONE = "none"
+    CLIENT = "client"
+    SERVER = "server"
+
+
 class LogLevel(StrEnum):
     DEBUG = "debug"
     INFO = "info"
@@ -99,7 +109,9 @@ class ReconcileSettings:
     controller_paths: tuple[str, ...] = ()
     only_controllers: frozenset[str] = frozenset()
     controllers_from_cluster: bool = True
-    dry_run: bool = False
+    dry_run: bool = False  # either dry run: nothing is persisted, one pass, no lock, no Events
+    # --dry-run=server (dry_run is then True too): every write is sent as a dry run
+    server_dry_run: bool = False
     workers: int = 8
     max_duration: float = 300.0  # the run's time budget, seconds
     poll_interval: float = 2.0  # between passes while waiting on the cluster
@@ -115,6 +127,8 @@ class ReconcileSettings:
     prune_cascade: bool = False  # a pruned Namespace or CRD may take objects outside the set
     applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
     lock: str | None = None  # --lock NAMESPACE/NAME: a Lease held while the run writes
+    # --allowed-hook-hosts: the only hosts webhooks may call (None: any); see specs.hook_hosts
+    allowed_hook_hosts: tuple[str, ...] | None = None
     lock_holder: str = ""  # who this run is, in the Lease (default: POD_NAME, or host-pid)
     shard: Shard = field(default_factory=Shard)  # --shard: which parents are this process's
     # --target-label-selector: only the controllers whose labels match (Metacontroller's option)

@@ -42,6 +42,10 @@ class ActionResult:
     transient: bool = False
     # False when an earlier failure of its parent (or the budget) kept it from being sent.
     attempted: bool = True
+    # --dry-run=server: sent as a dry run (dryRun=All) and accepted by the API server.
+    validated: bool = False
+    # --dry-run=server: why it was not sent (what it changes exists only in this dry run).
+    not_validated: str = ""
 
 
 class Divergence(StrEnum):
@@ -191,6 +195,8 @@ class Provenance:
 @dataclass
 class RunResult:
     dry_run: bool
+    # --dry-run=server: the writes were sent as dry runs, for the API server to check
+    server_dry_run: bool = False
     passes: list[PassResult] = field(default_factory=list)
     load_errors: list[str] = field(default_factory=list)  # controllers not loaded; see `fatal`
     # The inputs given could not be read as given: the run made no pass and wrote nothing.

@@ -57,6 +57,11 @@ class SecretValues:
                 self._values |= forms
                 self._pattern = None
 
+    def knows(self, text: str) -> bool:
+        """Whether `text` holds a value remembered here."""
+        pattern = self._compiled()
+        return pattern is not None and pattern.search(text) is not None
+
     def scrub(self, text: str) -> str:
         """`text` with every remembered value, and every JSON `data` / `stringData` map's
         values, replaced by `<redacted>`."""

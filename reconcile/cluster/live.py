@@ -8,6 +8,7 @@ backoff, honouring Retry-After; writes retry only on 429, which the server did n
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import random
@@ -39,6 +40,7 @@ from reconcile.objects.meta import metadata, name_of
 log = logging.getLogger(__name__)
 
 _READ_METHODS = frozenset({"GET"})
+DRY_RUN_ALL = ("dryRun", "All")
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,17 @@ class LiveCluster:
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}
         self._discovery_lock = threading.Lock()
+        self._dry_run = False
 
     def close(self) -> None:
         self._api.close()
+
+    def dry_run_view(self) -> LiveCluster:
+        """This client (connection, rate limit, stats and discovery shared) sending every
+        mutating request with `dryRun=All`. Close the client it came from, not the view."""
+        view = copy.copy(self)
+        view._dry_run = True
+        return view
 
     def _wait(self, seconds: float) -> None:
         self._budget.sleep(seconds)
@@ -146,6 +156,8 @@ class LiveCluster:
     ) -> Any:
         self._limiter.acquire(self._budget)
         self.stats.record(verb, stats_key)
+        if self._dry_run and method not in _READ_METHODS:
+            query = [*(query or []), DRY_RUN_ALL]
         headers = {"Accept": "application/json", "Content-Type": content_type}
         _, url, headers, body, _ = self._api.param_serialize(
             method=method,
@@ -334,6 +346,10 @@ class LiveCluster:
             options["preconditions"] = preconditions
         if propagation is not None:
             options["propagationPolicy"] = propagation.value
+        if self._dry_run:
+            # A DELETE with a body takes its options from the body alone: the query's dryRun
+            # (sent too, for the audit log) would be ignored, and the object deleted.
+            options["dryRun"] = [DRY_RUN_ALL[1]]
         path = resource.path(namespace if resource.namespaced else None, quote(name, safe=""))
         self._send("delete", resource.group_resource, "DELETE", path, body=options)
 

@@ -83,6 +83,14 @@ class Cluster(Protocol):
         """DELETE with optional uid / resourceVersion preconditions (Conflict when they fail)."""
         ...
 
+    def dry_run_view(self) -> Cluster:
+        """The same cluster (same connection, same `stats`), whose writes (create, update,
+        update_status, apply, delete) are sent as dry runs (`dryRun=All`): the server decodes,
+        defaults, runs admission and validation and answers as it would, refusals included,
+        but persists nothing (a create's answer has no resourceVersion; an update's keeps the
+        stored one). Reads are unchanged."""
+        ...
+
 
 def list_all(
     cluster: Cluster,

@@ -39,6 +39,7 @@ class HookCaller:
         budget: Budget | None = None,
         pool_size: int = POOL_SIZE,
         read_object: ObjectReader | None = None,
+        allowed_hosts: tuple[str, ...] | None = None,
     ) -> None:
         budget = budget or Budget()
         self._webhooks = WebhookTransport(
@@ -48,6 +49,7 @@ class HookCaller:
             budget=budget,
             pool_size=pool_size,
             credentials=Credentials(read_object),
+            allowed_hosts=allowed_hosts,
         )
         self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
         self._lock = threading.Lock()

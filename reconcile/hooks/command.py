@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.environment import hook_environment
 from reconcile.hooks.errors import (
     MAX_RESPONSE_BYTES,
     STDERR_TAIL,
@@ -26,6 +27,7 @@ from reconcile.hooks.errors import (
     tail_excerpt,
 )
 from reconcile.hooks.parse import parse_object, remember_secrets_in
+from reconcile.secret_values import SEEN
 from reconcile.specs.hooks import CommandSpec, HookSpec
 
 log = logging.getLogger("reconcile.hooks")
@@ -237,8 +239,7 @@ class CommandTransport:
         working_dir = resolve_working_dir(spec, self.base_dir)
         if not working_dir.is_dir():
             raise HookError(hook, "spawn", f"working directory {working_dir} does not exist")
-        env = dict(os.environ)
-        env.update(spec.env)
+        env = hook_environment(spec, os.environ, SEEN.knows)
         program = resolve_program(spec.argv[0], working_dir, env)
         if program is None:
             raise HookError(hook, "spawn", f"cannot start {spec.argv[0]!r}: not found on PATH")

@@ -31,6 +31,7 @@ from reconcile.hooks.errors import (
 )
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.parse import parse_object
+from reconcile.specs.hook_hosts import host_allowed, url_authority
 from reconcile.specs.hooks import HookSpec, WebhookSpec
 
 log = logging.getLogger("reconcile.hooks")
@@ -101,8 +102,10 @@ class WebhookTransport:
         budget: Budget | None = None,
         pool_size: int = POOL_SIZE,
         credentials: Credentials | None = None,
+        allowed_hosts: tuple[str, ...] | None = None,
     ) -> None:
         self.max_429_retries = max_429_retries
+        self.allowed_hosts = allowed_hosts  # --allowed-hook-hosts; None: any
         self.credentials = credentials or Credentials()
         self._budget = budget or Budget()
         self._sleep: Callable[[float], None] = sleep or self._wait
@@ -132,6 +135,14 @@ class WebhookTransport:
         self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any], watch: CallWatch
     ) -> HookResult:
         start = self._clock()
+        if self.allowed_hosts is not None and not host_allowed(spec.url, self.allowed_hosts):
+            host, port = url_authority(spec.url)
+            raise HookError(
+                hook,
+                "host-not-allowed",
+                f"{host}:{port} is not among the allowed hook hosts "
+                f"({', '.join(self.allowed_hosts)}): not called",
+            )
         try:
             security = self.credentials.resolve(spec.security)
         except CredentialError as exc:

@@ -35,6 +35,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "outcome": outcome(t).value,
         "headline": headline(t),
         "dryRun": result.dry_run,
+        "dryRunMode": ("server" if result.server_dry_run else "client") if result.dry_run else None,
         "source": None
         if result.source is None
         else {
@@ -73,6 +74,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "parents": t.parents,
             "applied": t.applied,
             "pending": t.pending,
+            "serverValidated": t.validated,
             "failed": t.failed,
             "waits": t.waits,
             "errors": t.errors,
@@ -156,6 +158,8 @@ def action_dict(action: ActionView) -> dict[str, Any]:
         "reason": action.reason,
         "for": action.result.action.group or None,
         "state": action.state.value,
+        "serverValidated": action.result.validated,
+        "notValidated": action.result.not_validated or None,
         "error": action.error or None,
         "diff": [
             {

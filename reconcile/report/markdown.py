@@ -21,6 +21,7 @@ from reconcile.report.model import (
     has_news,
     headline,
     hooks_summary,
+    mode,
     ms,
     parent_summary,
     plural,
@@ -90,9 +91,8 @@ def render_markdown(result: RunResult, *, limit: int = MARKDOWN_LIMIT) -> str:
 
 
 def _head(result: RunResult, t: Totals) -> str:
-    mode = "dry run" if result.dry_run else "apply"
     facts = [
-        mode,
+        mode(result),
         "converged" if result.converged else "not converged",
         f"{t.passes} pass" if t.passes == 1 else f"{t.passes} passes",
         f"{result.duration:.2f} s",
@@ -115,6 +115,8 @@ def _head(result: RunResult, t: Totals) -> str:
         ("Wall time", f"{result.duration:.2f} s"),
         ("Converged", "yes" if result.converged else "no"),
     ]
+    if result.server_dry_run:
+        rows.insert(2, ("Server-validated", f"{t.validated} of {t.pending} pending"))
     lines += ["| | |", "|:--|:--|"]
     lines += [f"| {name} | {_md(value)} |" for name, value in rows]
     lines.append("")
@@ -204,10 +206,10 @@ def _hooks_table(hooks: list[HookCall]) -> list[str]:
 
 def _action(action: ActionView) -> list[str]:
     obj = action.object
-    state = action.state.value
+    state = action.state.value + (f" ({action.validation})" if action.validation else "")
     lines = [
         f"**{symbol(action.kind)} {action.kind.value}** {_md(str(obj))} ({_md(obj.api_version)})"
-        f" · {state} · {_md(action.reason)}",
+        f" · {_md(state)} · {_md(action.reason)}",
         "",
     ]
     if action.error:

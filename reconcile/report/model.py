@@ -65,6 +65,16 @@ class ActionView:
     def error(self) -> str:
         return self.result.error
 
+    @property
+    def validation(self) -> str:
+        """With --dry-run=server: `server-validated` (sent as a dry run and accepted), or
+        `not validated: <why>`; "" otherwise (and for a refused action: its error says it)."""
+        if self.result.validated:
+            return "server-validated"
+        if self.result.not_validated:
+            return f"not validated: {self.result.not_validated}"
+        return ""
+
     def lines(self) -> list[DiffLine]:
         return diff_lines(self.result.action, self.diff)
 
@@ -126,6 +136,7 @@ class Totals:
     parents: int = 0  # synced in the last pass
     applied: int = 0  # every pass
     pending: int = 0  # the last pass
+    validated: int = 0  # of those, sent as dry runs and accepted (--dry-run=server)
     failed: int = 0  # every pass
     waits: int = 0  # the last pass
     errors: int = 0  # load errors + the last pass's errors (RunResult.errors)
@@ -154,6 +165,7 @@ def totals(result: RunResult) -> Totals:
                     out.failed += 1
                 else:
                     out.pending += 1
+                    out.validated += int(action.validated)
     if last is not None:
         out.parents = len(last.parents())
         out.waits = len(last.waits)
@@ -188,6 +200,13 @@ def headline(t: Totals) -> str:
     if t.applied:
         parts.append(plural(t.applied, "change") + " applied")
     return ", ".join(parts) or "no changes"
+
+
+def mode(result: RunResult) -> str:
+    """`apply`, `dry run` or `server dry run` (--dry-run=server)."""
+    if not result.dry_run:
+        return "apply"
+    return "server dry run" if result.server_dry_run else "dry run"
 
 
 def plural(n: int, word: str) -> str:

@@ -21,6 +21,7 @@ from reconcile.report.model import (
     headline,
     hooks_summary,
     kind_rows,
+    mode,
     ms,
     parent_summary,
     requests_summary,
@@ -112,9 +113,9 @@ class _Writer:
 
     def run(self, result: RunResult) -> None:
         t = totals(result)
-        mode = "dry run" if result.dry_run else "run"
+        heading = mode(result) if result.dry_run else "run"
         style = "bold red" if t.errors else ("bold yellow" if t.pending else "bold green")
-        self.line(("reconcile " + mode + ": ", "bold"), (headline(t), style))
+        self.line(("reconcile " + heading + ": ", "bold"), (headline(t), style))
         if (source := source_line(result)) is not None:
             self.line(("source: ", "bold"), source)
         if (shard := shard_line(result)) is not None:
@@ -193,6 +194,7 @@ class _Writer:
             (f" ({obj.api_version})", "dim"),
             " [",
             (action.state.value, _STATE_STYLES[action.state]),
+            *(((", " + action.validation, "dim"),) if action.validation else ()),
             "] ",
             action.reason,
             indent=6,
@@ -207,11 +209,13 @@ class _Writer:
         table = Table(box=_ASCII_HEAD, show_header=False, show_edge=False, padding=(0, 1))
         table.add_column("", style="bold")
         table.add_column("")
-        table.add_row("Mode", "dry run" if result.dry_run else "apply")
+        table.add_row("Mode", mode(result))
         table.add_row("Passes", str(t.passes))
         table.add_row("Parents synced", str(t.parents))
         table.add_row("Applied", str(t.applied))
         table.add_row("Pending", str(t.pending))
+        if result.server_dry_run:
+            table.add_row("Server-validated", f"{t.validated} of {t.pending} pending")
         table.add_row("Failed", str(t.failed))
         table.add_row("Waits", str(t.waits))
         table.add_row("Hook calls", hooks_summary(t))

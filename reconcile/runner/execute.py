@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 
 _GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
+NAMESPACES = "namespaces"
+CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 # Events a run records at most: a run never floods a namespace, whatever it changes.
 MAX_EVENTS_PER_RUN = 200
 GuardKey = tuple[str, str, str, str]
@@ -45,12 +47,19 @@ class Executor:
         cluster: Cluster,
         *,
         dry_run: bool,
+        server_dry_run: bool = False,
         budget: Budget | None = None,
         strategy: ApplyStrategy = CLIENT_SIDE,
         write_concurrency: int = 16,
     ) -> None:
         self.cluster = cluster
-        self.dry_run = dry_run
+        self.dry_run = dry_run or server_dry_run  # nothing is persisted (no Events either)
+        # --dry-run=server: every action is sent as a dry run, for the API server to accept
+        # or refuse; none stops the next (nothing was persisted), and no loop guard applies
+        self.server_dry_run = server_dry_run
+        self._writer = cluster.dry_run_view() if server_dry_run else cluster
+        self._sends = not self.dry_run or server_dry_run
+        self._on_paper = _OnPaper()
         self.strategy = strategy  # how children are written: the planners ask it too
         self.budget = budget or Budget()
         self.pass_number = 1
@@ -84,7 +93,9 @@ class Executor:
         versions: dict[tuple[str, str, str], str] = {}
         i = 0
         while i < len(actions):
-            batch = _independent(actions, i) if together and not self.dry_run else [actions[i]]
+            batch = _independent(actions, i) if together and self._sends else [actions[i]]
+            if self.server_dry_run:
+                batch = _OnPaper.first_holders(batch)
             if len(batch) == 1:
                 outcomes = [self._execute_one(batch[0], versions)]
             else:
@@ -97,6 +108,8 @@ class Executor:
                 failure = failure or error
             if failure is not None:
                 stopped = isinstance(failure, BudgetExhausted)
+                if self.server_dry_run and not stopped:
+                    continue  # nothing was persisted: the actions after it are checked too
                 why = failure.why if isinstance(failure, BudgetExhausted) else EARLIER_FAILED
                 results += [
                     ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}", attempted=False)
@@ -111,6 +124,8 @@ class Executor:
         self, action: Action, versions: dict[tuple[str, str, str], str]
     ) -> tuple[ActionResult, BaseException | None]:
         """One action's result, and the error that stops the actions after it (if any)."""
+        if self.server_dry_run:
+            return self._validate(action)
         if self.dry_run:
             return ActionResult(action, applied=False), None
         key = _guard_key(action)
@@ -140,6 +155,27 @@ class Executor:
         unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
         log.debug("applied %s", action.describe())
         return ActionResult(action, applied=True, unchanged=unchanged), None
+
+    def _validate(self, action: Action) -> tuple[ActionResult, BaseException | None]:
+        """--dry-run=server: the action sent as a dry run. Accepted, it is pending and
+        validated; refused, it fails with the server's answer. One whose object, namespace or
+        kind this dry run created only on paper is not sent: the server would not find it."""
+        why = self._on_paper.holds(action)
+        if why is not None:
+            return ActionResult(action, applied=False, not_validated=why), None
+        try:
+            self.budget.check(action.describe())
+            returned = self._send(action, {})
+        except (ApiError, BudgetExhausted) as exc:
+            failed = ActionResult(
+                action, applied=False, error=str(exc), transient=is_transient(exc)
+            )
+            return failed, exc
+        self._on_paper.sent(action)
+        if action.kind is ActionKind.STATUS and drops_observed_generation(action.after, returned):
+            self.note_dropped_generation(action.resource.group_resource)
+        log.debug("validated %s", action.describe())
+        return ActionResult(action, applied=False, validated=True), None
 
     def _writes_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -207,10 +243,10 @@ class Executor:
         log.error("%s", stuck.describe())
 
     def _send(self, action: Action, versions: dict[tuple[str, str, str], str]) -> Obj | None:
-        resource = action.resource
+        resource, cluster = action.resource, self._writer
         if action.kind is ActionKind.DELETE:
             with contextlib.suppress(NotFound):  # already gone: what we wanted
-                self.cluster.delete(
+                cluster.delete(
                     resource,
                     action.name,
                     namespace=action.namespace or None,
@@ -219,7 +255,7 @@ class Executor:
                 )
             return None
         if action.apply_config is not None:
-            return self.cluster.apply(
+            return cluster.apply(
                 resource,
                 action.apply_config,
                 field_manager=self.strategy.field_manager,
@@ -228,15 +264,15 @@ class Executor:
         body = action.after
         assert body is not None
         if action.kind is ActionKind.CREATE:
-            return self.cluster.create(resource, body)
+            return cluster.create(resource, body)
         # Listed objects keep some managedFields entries only: sent, they would replace the list.
         body = put_body(action.before, body)
         if _key(action) in versions:
             body = copy.deepcopy(body)
             body["metadata"]["resourceVersion"] = versions[_key(action)]
         if action.kind is ActionKind.STATUS:
-            return self.cluster.update_status(resource, body)
-        return self.cluster.update(resource, body)
+            return cluster.update_status(resource, body)
+        return cluster.update(resource, body)
 
     def sync_failed(
         self, involved: Obj, result: ParentResult, message: str, *, transient: bool = False
@@ -290,6 +326,57 @@ class Executor:
                 self.cluster.update(events, repeated(stored, body))
         except (ApiError, BudgetExhausted) as exc:
             log.warning("could not record a %s event on %s: %s", reason, name_of(involved), exc)
+
+
+class _OnPaper:
+    """What a server dry run created or changed only on paper (the server accepted the write
+    and stored nothing). A later change to an object created so, or a create in such a
+    namespace, would only meet NotFound; an object of a CRD created or changed so would be
+    checked against a schema that is not the one the run decided with. Those actions are
+    reported as not validated."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._objects: set[tuple[str, str, str]] = set()
+        self._namespaces: set[str] = set()
+        self._kinds: dict[str, str] = {}  # group_resource of a CRD -> "created" / "changed"
+
+    def sent(self, action: Action) -> None:
+        """`action` was accepted as a dry run."""
+        group_resource = action.resource.group_resource
+        with self._lock:
+            if action.kind is ActionKind.CREATE:
+                self._objects.add(_key(action))
+                if group_resource == NAMESPACES:
+                    self._namespaces.add(action.name)
+            if group_resource == CRDS and action.kind is not ActionKind.DELETE:
+                created = action.kind is ActionKind.CREATE
+                self._kinds.setdefault(action.name, "created" if created else "changed")
+
+    @staticmethod
+    def first_holders(batch: list[Action]) -> list[Action]:
+        """The batch up to its first create of a Namespace or CRD, included: what follows may
+        go in it, and is checked once it is known to exist on paper only."""
+        for index, action in enumerate(batch):
+            group_resource = action.resource.group_resource
+            if action.kind is ActionKind.CREATE and group_resource in (NAMESPACES, CRDS):
+                return batch[: index + 1]
+        return batch
+
+    def holds(self, action: Action) -> str | None:
+        """Why the server cannot check this action (None: it can)."""
+        with self._lock:
+            how = self._kinds.get(action.resource.group_resource)
+            if how is not None:
+                what = f"its CustomResourceDefinition {action.resource.group_resource}"
+                return f"{what} is {how} by this dry run only"
+            if action.namespace and action.namespace in self._namespaces:
+                what = f"its namespace {action.namespace}"
+            elif action.kind is not ActionKind.CREATE and _key(action) in self._objects:
+                what = "the object"
+            else:
+                return None
+        return f"{what} is created by this dry run only"
 
 
 def _independent(actions: list[Action], start: int) -> list[Action]:

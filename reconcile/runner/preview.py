@@ -156,6 +156,11 @@ class PreviewCluster:
     ) -> None:
         raise _read_only()
 
+    def dry_run_view(self) -> PreviewCluster:
+        """Itself: its writes are refused either way (`--dry-run=server` sends its writes to
+        the cluster under the preview, as dry runs)."""
+        return self
+
 
 def _read_only() -> MethodNotAllowed:
     return MethodNotAllowed("the preview of a change is read-only (a dry run sends no writes)")

@@ -75,6 +75,7 @@ class RunLoop:
             budget=self.budget,
             pool_size=max(32, 2 * settings.workers + 4),
             read_object=object_reader(cluster),
+            allowed_hosts=settings.allowed_hook_hosts,
         )
         self.clock = clock
         self._keeps_generation: dict[str, bool] = {}  # per parent resource, read once a run
@@ -97,7 +98,9 @@ class RunLoop:
         self._retries = 0
         started = self.clock()
         deadline = started + self.settings.max_duration
-        result = RunResult(dry_run=self.settings.dry_run)
+        result = RunResult(
+            dry_run=self.settings.dry_run, server_dry_run=self.settings.server_dry_run
+        )
         if not self.settings.shard.everything:
             result.shard = str(self.settings.shard)
         if self.settings.server_side_apply:
@@ -130,7 +133,11 @@ class RunLoop:
             force_conflicts=self.settings.force_conflicts,
         )
         executor = Executor(
-            self.cluster, dry_run=self.settings.dry_run, budget=self.budget, strategy=strategy
+            self.cluster,
+            dry_run=self.settings.dry_run,
+            server_dry_run=self.settings.server_dry_run,
+            budget=self.budget,
+            strategy=strategy,
         )
         try:
             return self._locked_run(result, started, deadline, manifests, loaded, lock, executor)
@@ -249,7 +256,8 @@ class RunLoop:
         )
         applied = applier.run(manifests)
         if self.settings.dry_run:
-            planned = [a.action for p in applied.parents for a in p.actions]
+            # (what the server refused in a --dry-run=server is no part of the change)
+            planned = [a.action for p in applied.parents for a in p.actions if not a.error]
             self.cluster = PreviewCluster(self.cluster, planned, applier.new_kinds)
         return applied
 

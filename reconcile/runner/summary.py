@@ -18,9 +18,10 @@ def log_summary(result: RunResult) -> None:
         log.error("%s", error)
     for due in result.due_next_run:
         log.info("due at the next run: %s", due)
+    dry = "server dry run" if result.server_dry_run else "dry run"
     log.info(
         "run %s",
-        "converged" if result.converged else ("dry run" if result.dry_run else "not converged"),
+        "converged" if result.converged else (dry if result.dry_run else "not converged"),
         extra={
             "passes": len(result.passes),
             "parents": parents,

@@ -85,6 +85,8 @@ class CommandSpec:
     timeout: float = 10.0
     working_dir: str | None = None  # resolved against the controller's source directory
     env: tuple[tuple[str, str], ...] = ()
+    # variables of the run's environment passed through (checked by specs.hook_env)
+    inherit_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

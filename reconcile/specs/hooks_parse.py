@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
+from reconcile.specs.hook_env import refusal
 from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, HookVersion, WebhookSpec
 from reconcile.specs.webhook_security import (
     SECURITY_FIELDS,
@@ -73,7 +74,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
 
 
 def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
-    fields.reject_unknown({"argv", "timeout", "workingDir", "env"})
+    fields.reject_unknown({"argv", "timeout", "workingDir", "env", "inheritEnv"})
     argv = fields.strings("argv")
     if not argv or not argv[0]:
         raise fields.error(
@@ -87,7 +88,17 @@ def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
         timeout=_timeout(fields),
         working_dir=working_dir,
         env=tuple(sorted(fields.string_map("env").items())),
+        inherit_env=_inherit_env(fields),
     )
+
+
+def _inherit_env(fields: Fields) -> tuple[str, ...]:
+    names = fields.strings("inheritEnv")
+    for index, name in enumerate(names):
+        problem = refusal(name)
+        if problem is not None:
+            raise fields.error(f"inheritEnv[{index}]", problem)
+    return tuple(dict.fromkeys(names))
 
 
 def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = None) -> HookSpec:

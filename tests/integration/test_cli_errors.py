@@ -45,6 +45,8 @@ HELLO = str(EXAMPLES / "hello-world")
         (["--kubernetes-version", "1.19"], "--kubernetes-version"),
         (["--kubernetes-version", "latest"], "--kubernetes-version"),
         (["--kubernetes-version", "1.37", "--no-local"], "--kubernetes-version"),
+        (["--allowed-hook-hosts", "https://hooks.example.com"], "--allowed-hook-hosts"),
+        (["--allowed-hook-hosts", "*"], "--allowed-hook-hosts"),
     ],
 )
 def test_usage_errors_exit_1(args: list[str], names: str, tmp_path: Path) -> None:

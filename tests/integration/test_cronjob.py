@@ -18,14 +18,21 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.objects.meta import identity
 from reconcile.specs.duration import parse_duration
 from tests.support.backends import Backend
 from tests.support.cli import command_env
-from tests.support.controlplane import ADMIN_USER, ControlPlane
+from tests.support.controlplane import ControlPlane
 from tests.support.examples import EXAMPLES, LoadedExample, load_example
+from tests.support.kubectl import (
+    aggregated_rules,
+    kubectl,
+    kustomize,
+    one,
+    service_account_kubeconfig,
+)
 from tests.support.poll import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,17 +41,7 @@ Obj = dict[str, Any]
 
 
 def rendered() -> list[Obj]:
-    done = subprocess.run(
-        ["kubectl", "kustomize", str(BASE)], capture_output=True, text=True, check=True
-    )
-    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
-
-
-def one(objects: list[Obj], kind: str, name: str | None = None) -> Obj:
-    (found,) = [
-        o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
-    ]
-    return found
+    return kustomize(BASE)
 
 
 def test_the_kustomization_renders_a_hardened_cronjob() -> None:
@@ -115,19 +112,6 @@ def test_the_cronjob_is_valid_for_a_current_release() -> None:
             raise AssertionError(f"{identity(obj)}: {exc}") from exc
 
 
-def kubectl(plane: ControlPlane, *args: str, user: str = ADMIN_USER, stdin: str = "") -> str:
-    done = subprocess.run(
-        ["kubectl", "--kubeconfig", str(plane.kubeconfig), "--context", user, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr}")
-    return done.stdout
-
-
 def as_job(cron: Obj) -> Obj:
     """The CronJob's job template as the batch/v1 Job it would create."""
     return {
@@ -169,21 +153,12 @@ def installed(control_plane: ControlPlane) -> Iterator[list[Obj]]:
         ("clusterrole", "reconcile"),
         ("clusterrole", "reconcile-base"),
         ("clusterrole", "reconcile-hello-world"),
+        ("clusterrole", "reconcile-preview-hello-world"),  # rbac.yaml's second document
     ):
         with contextlib.suppress(AssertionError):
             kubectl(control_plane, "delete", kind, name, "--wait=false")
     with contextlib.suppress(AssertionError):
         kubectl(control_plane, "delete", "namespace", "reconcile", "--wait=false")
-
-
-def service_account_kubeconfig(plane: ControlPlane, path: Path) -> Path:
-    token = kubectl(plane, "create", "token", "reconcile", "-n", "reconcile").strip()
-    config = json.loads(plane.kubeconfig.read_text())
-    config["users"] = [{"name": "reconcile-sa", "user": {"token": token}}]
-    config["contexts"] = [{"name": "sa", "context": {"cluster": "test", "user": "reconcile-sa"}}]
-    config["current-context"] = "sa"
-    path.write_text(json.dumps(config))
-    return path
 
 
 @pytest.mark.controlplane
@@ -194,7 +169,7 @@ def test_the_cronjob_command_runs_under_its_service_account(
     tmp_path: Path,
 ) -> None:
     aggregated = eventually(
-        lambda: _rules_of(live_backend, "reconcile"), what="the aggregated ClusterRole"
+        lambda: aggregated_rules(live_backend, "reconcile"), what="the aggregated ClusterRole"
     )
     assert any("pods" in rule.get("resources", []) for rule in aggregated)
     example: LoadedExample = load_example(live_backend, "hello-world", "crd.yaml", "hello.yaml")
@@ -243,17 +218,6 @@ def test_the_cronjob_command_runs_under_its_service_account(
             assert attempt.returncode != 0 and "forbidden" in attempt.stderr.lower(), args
     finally:
         example.cleanup()
-
-
-def _rules_of(backend: Backend, name: str) -> list[Obj]:
-    roles = backend.admin.discover("rbac.authorization.k8s.io/v1", "clusterroles")
-    try:
-        rules: list[Obj] = backend.admin.get(roles, name).get("rules") or []
-    except NotFound:
-        rules = []
-    if not rules:
-        raise AssertionError(f"ClusterRole {name} has no rules yet")
-    return rules
 
 
 SHARDED = ROOT / "manifests" / "cronjob-sharded"

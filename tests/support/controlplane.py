@@ -36,14 +36,17 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build-control-plane.sh"
 ADMIN_USER = "admin"
 TESTED_USER = "reconcile"
+# The ServiceAccount of manifests/preview-rbac, audited too: what a preview read, and that it
+# was refused nothing (tests/integration/test_preview_rbac.py).
+PREVIEW_USER = "system:serviceaccount:reconcile:reconcile-preview"
 
-AUDIT_POLICY = """\
+AUDIT_POLICY = f"""\
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
   - level: Metadata
-    users: ["reconcile"]
+    users: ["{TESTED_USER}", "{PREVIEW_USER}"]
   - level: None
 """
 

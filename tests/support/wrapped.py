@@ -3,8 +3,9 @@ in around reads or writes (crashes, faults, watches): they override `read` and `
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ObjectList, ResourceInfo
@@ -65,3 +66,9 @@ class ForwardingCluster:
         self.write(
             f"delete {resource.resource}", None, lambda: self.inner.delete(resource, name, **kwargs)
         )
+
+    def dry_run_view(self) -> Self:
+        """The same double around the inner cluster's dry-run view."""
+        view = copy.copy(self)
+        view.inner = self.inner.dry_run_view()
+        return view

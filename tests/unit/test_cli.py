@@ -55,3 +55,52 @@ def test_module_entry_point_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"reconcile {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "mode"),
+    [
+        ([], None, (False, False)),
+        (["--dry-run"], None, (True, False)),  # kubectl's spelling: alone, it is client
+        (["--dry-run", "--workers", "3"], None, (True, False)),
+        (["--dry-run=client"], None, (True, False)),
+        (["--dry-run=server"], None, (True, True)),
+        (["--dry-run", "server"], None, (True, True)),
+        (["--dry-run=none"], None, (False, False)),
+        (["--dry-run=true"], None, (True, False)),  # kubectl's legacy spellings
+        (["--dry-run=false"], None, (False, False)),
+        ([], "server", (True, True)),
+        ([], "true", (True, False)),  # what RECONCILE_DRY_RUN held while it was a flag
+        ([], "false", (False, False)),
+        (["--dry-run=none"], "server", (False, False)),  # the command line wins
+        (["--controller", "--dry-run"], None, (False, False)),  # a value, not the option
+    ],
+)
+def test_dry_run_modes(
+    args: list[str],
+    env: str | None,
+    mode: tuple[bool, bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reconcile import cli
+    from reconcile.config import RunConfig
+
+    seen: list[RunConfig] = []
+
+    def job(config: RunConfig) -> tuple[None, int]:
+        seen.append(config)
+        return None, 0
+
+    monkeypatch.setattr(cli, "main_job", job)
+    result = runner.invoke(app, args, env={"RECONCILE_DRY_RUN": env} if env else None)
+    assert result.exit_code == 0, result.output
+    settings = seen[0].reconcile
+    assert (settings.dry_run, settings.server_dry_run) == mode
+
+
+@pytest.mark.parametrize("value", ["--dry-run=serve", "--dry-run=", "--dry-run=All"])
+def test_an_unknown_dry_run_mode_is_a_usage_error(value: str) -> None:
+    result = runner.invoke(app, [value])
+    assert result.exit_code == 1
+    said = " ".join(result.output.replace("│", " ").split())  # unwrapped from its box
+    assert "--dry-run" in said and "not a dry-run mode: client, server or none" in said

@@ -96,3 +96,37 @@ def test_without_together_writes_go_one_at_a_time() -> None:
     results = executor.execute(creates(store, "a", "b"))
     assert not gate.together  # the first create waited alone
     assert all(r.applied for r in results)
+
+
+def test_a_server_dry_run_checks_every_action_and_stores_nothing() -> None:
+    store = MemoryCluster()
+    cms = store.discover("v1", "configmaps")
+    namespaces = store.discover("v1", "namespaces")
+    invalid = configmap("Not-A-Name")
+    new_namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "fresh"}}
+    in_it = {**configmap("inside"), "metadata": {"name": "inside", "namespace": "fresh"}}
+    actions = [
+        Action(ActionKind.CREATE, cms, None, invalid, "desired, missing"),
+        *creates(store, "a"),
+        Action(ActionKind.STATUS, cms, configmap("a"), configmap("a"), "status"),
+        Action(ActionKind.CREATE, namespaces, None, new_namespace, "desired, missing"),
+        Action(ActionKind.CREATE, cms, None, in_it, "desired, missing"),
+    ]
+    version = store.resource_version
+    executor = Executor(store, dry_run=True, server_dry_run=True)
+    try:
+        results = executor.execute(actions, together=True)
+    finally:
+        executor.close()
+    assert [(r.validated, r.applied, bool(r.error)) for r in results] == [
+        (False, False, True),  # refused by the server, and the next ones are checked anyway
+        (True, False, False),
+        (False, False, False),  # the ConfigMap exists only on paper
+        (True, False, False),
+        (False, False, False),  # so does its namespace
+    ]
+    assert "is invalid" in results[0].error
+    assert results[2].not_validated == "the object is created by this dry run only"
+    assert results[4].not_validated == "its namespace fresh is created by this dry run only"
+    assert store.resource_version == version
+    assert [o["metadata"]["name"] for o in store.all_objects() if o["kind"] == "ConfigMap"] == []

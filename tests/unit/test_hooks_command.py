@@ -89,23 +89,35 @@ def test_a_command_that_ignores_stdin(caller: HookCaller) -> None:
     assert caller.call(sh("echo '{\"ok\": true}'"), big).response == {"ok": True}
 
 
-def test_env_is_the_parent_environment_plus_the_hooks(
+def test_env_is_a_small_base_plus_the_hooks_own(
     caller: HookCaller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The run's environment is not inherited: only the base (PATH, HOME, locale, TZ,
+    TMPDIR), what the hook declares, and what it names in inheritEnv."""
     monkeypatch.setenv("RECONCILE_TEST_PARENT", "from-parent")
-    monkeypatch.setenv("RECONCILE_TEST_OVERRIDDEN", "parent-value")
+    monkeypatch.setenv("LC_TIME", "C")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    monkeypatch.setenv("NOT_ASKED", "x")
     script = write(
         tmp_path / "env.py",
-        "import json, os\n"
-        "print(json.dumps({k: os.environ.get(k) for k in"
-        " ('RECONCILE_TEST_PARENT', 'RECONCILE_TEST_OVERRIDDEN', 'FOO')}))",
+        "import json, os\nprint(json.dumps(dict(os.environ)))",
     )
-    spec = hook(PY, str(script), FOO="bar", RECONCILE_TEST_OVERRIDDEN="hook-value")
-    assert caller.call(spec, REQUEST).response == {
-        "RECONCILE_TEST_PARENT": "from-parent",
-        "RECONCILE_TEST_OVERRIDDEN": "hook-value",
-        "FOO": "bar",
-    }
+    spec = HookSpec(
+        name="sync",
+        owner="CompositeController hello",
+        command=CommandSpec(
+            argv=(PY, str(script)),
+            env=(("FOO", "bar"), ("PATH", os.environ["PATH"])),
+            inherit_env=("HTTPS_PROXY", "ABSENT"),
+        ),
+    )
+    got = caller.call(spec, REQUEST).response
+    assert got.pop("FOO") == "bar" and got.pop("HTTPS_PROXY") == "http://proxy:3128"
+    assert got.pop("LC_TIME") == "C" and got.pop("TZ") == "UTC"
+    assert "RECONCILE_TEST_PARENT" not in got and "NOT_ASKED" not in got and "ABSENT" not in got
+    # what a Python interpreter adds on its own start is all that is left besides the base
+    assert set(got) - {"PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "LC_CTYPE"} == set(), got
 
 
 CWD = "import json, os; print(json.dumps({'cwd': os.getcwd()}))"

@@ -282,6 +282,7 @@ def test_json_top_level() -> None:
         "outcome",
         "headline",
         "dryRun",
+        "dryRunMode",
         "source",
         "shard",
         "applyStrategy",
@@ -304,6 +305,7 @@ def test_json_top_level() -> None:
     assert report["outcome"] == "errors"
     assert report["headline"] == "3 errors, 5 changes pending"
     assert report["dryRun"] is True
+    assert report["dryRunMode"] == "client"
     assert report["converged"] is False
     assert report["durationSeconds"] == 1.5
     assert report["hookCalls"] == 3
@@ -324,6 +326,7 @@ def test_json_summary() -> None:
         "parents": 3,
         "applied": 0,
         "pending": 5,
+        "serverValidated": 0,
         "failed": 0,
         "waits": 1,
         "errors": 3,
@@ -401,6 +404,8 @@ def test_json_configmap_update_ignores_noise() -> None:
         "reason": "differs from desired",
         "for": None,
         "state": "pending",
+        "serverValidated": False,
+        "notValidated": None,
         "error": None,
         # resourceVersion, managedFields and the last-applied annotation changed too: noise.
         "diff": [{"path": "data.replicas", "op": "change", "before": "2", "after": "3"}],
@@ -809,3 +814,51 @@ def test_render_accepts_format_names() -> None:
     assert render(empty_run(), "json") == render(empty_run(), ReportFormat.JSON)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="xml"):
         render(empty_run(), "xml")  # type: ignore[arg-type]
+
+
+def server_dry_run() -> RunResult:
+    """--dry-run=server: one action accepted, one the server could not check, one refused."""
+    refused = 'Invalid (422): Pod "frontend-0" is invalid: spec.containers: Required value'
+    frontend = ParentResult(
+        "webapps",
+        "WebApp default/frontend",
+        "sync",
+        actions=[
+            ActionResult(configmap_update(), False, validated=True),
+            ActionResult(
+                status_write(), False, not_validated="the object is created by this dry run only"
+            ),
+            ActionResult(pod_create(), False, error=refused),
+        ],
+        errors=[f"WebApp default/frontend: {pod_create().describe()} failed: {refused}"],
+    )
+    return RunResult(
+        dry_run=True,
+        server_dry_run=True,
+        passes=[PassResult(1, [ControllerResult("webapps", [frontend])])],
+    )
+
+
+def test_a_server_dry_run_marks_what_the_server_checked_in_every_format() -> None:
+    result = server_dry_run()
+    report = report_dict(result)
+    assert (report["dryRun"], report["dryRunMode"]) == (True, "server")
+    assert report["summary"]["serverValidated"] == 1
+    assert [
+        (a["state"], a["serverValidated"], a["notValidated"]) for a in frontend_actions(report)
+    ] == [
+        ("pending", True, None),
+        ("pending", False, "the object is created by this dry run only"),
+        ("failed", False, None),
+    ]
+    text = render(result, ReportFormat.TEXT)
+    assert text.startswith("reconcile server dry run: 1 error, 2 changes pending")
+    assert "ConfigMap default/frontend-config (v1) [pending, server-validated]" in text
+    assert "[pending, not validated: the object is created by this dry run only]" in text
+    assert "[failed] desired, missing" in text and "spec.containers: Required value" in text
+    assert re.search(r"Mode +server dry run", text) and re.search(r"Server-validated +1 of 2", text)
+    markdown = render_markdown(result)
+    assert "server dry run · not converged" in markdown
+    assert "| Server-validated | 1 of 2 pending |" in markdown
+    assert "· pending (server-validated) ·" in markdown
+    assert "· pending (not validated: the object is created by this dry run only) ·" in markdown

@@ -15,6 +15,7 @@ from typing import Any, TypeVar, cast
 from reconcile.cluster.errors import (
     ApiError,
     BadRequest,
+    Conflict,
     Forbidden,
     NotFound,
 )
@@ -93,6 +94,7 @@ class MemoryCluster:
         written-out result stable and reloadable."""
         self.stats = RequestStats()
         self.field_manager = DEFAULT_FIELD_MANAGER
+        self._dry_run = False  # a dry_run_view(): writes are checked and answered, not stored
         self._clock = clock or utc_now
         self._lock = threading.RLock()
         self.release = releases.release(kubernetes_version)
@@ -196,7 +198,7 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            created = self._writes.create(info, body, self._write())
+            created = self._writes.create(info, body, self._write(), dry_run=self._dry_run)
             self._lifecycle.settle()
             return self._out(info, created)
 
@@ -206,7 +208,7 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            updated = self._writes.update(info, body, self._write())
+            updated = self._writes.update(info, body, self._write(), dry_run=self._dry_run)
             self._lifecycle.settle()
             return self._out(info, updated)
 
@@ -235,10 +237,11 @@ class MemoryCluster:
                 stored, body, self._writes.ownership_kind(info), write, force=force
             )
             managed = applied["metadata"]["managedFields"]
+            dry = self._dry_run
             if stored is None:
-                result = self._writes.create(info, applied, write, managed=managed)
+                result = self._writes.create(info, applied, write, managed=managed, dry_run=dry)
             else:
-                result = self._writes.update(info, applied, write, managed=managed)
+                result = self._writes.update(info, applied, write, managed=managed, dry_run=dry)
             self._lifecycle.settle()
             return self._out(info, result)
 
@@ -264,6 +267,8 @@ class MemoryCluster:
             self._writes.track(info, stored, new, self._write(subresource="status"))
             if new == stored:
                 return self._out(info, stored)
+            if self._dry_run:
+                return self._out(info, new)
             self._lifecycle.write(info.group_resource, new)
             self._lifecycle.settle()
             return self._out(info, new)
@@ -291,6 +296,10 @@ class MemoryCluster:
             info = self._registry.served(resource)
             stored = self._writes.existing(info, name, namespace)
             meta = metadata(stored)
+            if self._dry_run:
+                # kube-apiserver checks a dry run's preconditions in its storage layer, which
+                # words the refusal its own way
+                _dry_run_preconditions(info, name, meta, uid, resource_version)
             if uid and uid != meta.get("uid"):
                 raise self._writes.conflict(
                     info,
@@ -310,8 +319,20 @@ class MemoryCluster:
                     f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                     details={"name": name, "kind": "namespaces"},
                 )
+            if self._dry_run:
+                return
             self._lifecycle.delete(info.group_resource, stored, policy)
             self._lifecycle.settle()
+
+    def dry_run_view(self) -> MemoryCluster:
+        """This cluster (same objects, lock and stats) answering writes as kube-apiserver
+        answers `dryRun=All`: decoded, defaulted, admitted and validated, returned as they
+        would be stored (a create with its uid and creationTimestamp but no resourceVersion,
+        an update with its generation moved on and the stored resourceVersion), and nothing
+        stored: no resourceVersion, generation, uid count or garbage collection moves."""
+        view = copy.copy(self)
+        view._dry_run = True
+        return view
 
     # --- beyond the protocol -------------------------------------------------------------------
 
@@ -368,3 +389,28 @@ class MemoryCluster:
             if key not in out:
                 out[key] = clone(value)
         return out
+
+
+def _dry_run_preconditions(
+    info: ResourceInfo,
+    name: str,
+    meta: dict[str, Any],
+    uid: str | None,
+    resource_version: str | None,
+) -> None:
+    """A dry-run delete's preconditions, refused in the words of kube-apiserver's storage."""
+    details = {"name": name, "group": info.group, "kind": info.resource}
+    where = f'Operation cannot be fulfilled on {info.kind} "{name}"'
+    if uid and uid != meta.get("uid"):
+        raise Conflict(
+            f"{where}: the UID in the precondition ({uid}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
+            details=details,
+        )
+    if resource_version and resource_version != meta.get("resourceVersion"):
+        raise Conflict(
+            f"{where}: the ResourceVersion in the precondition ({resource_version}) does not "
+            f"match the ResourceVersion in record ({meta.get('resourceVersion')}). The object "
+            "might have been modified",
+            details=details,
+        )

@@ -60,12 +60,17 @@ class WritePath:
         self.stable_uids = stable_uids
         self.creations: dict[str, int] = {}
 
-    def new_uid(self, group_resource: str, namespace: str, name: str) -> str:
+    def new_uid(
+        self, group_resource: str, namespace: str, name: str, *, dry_run: bool = False
+    ) -> str:
+        """`dry_run`: the uid the object would get, with nothing counted."""
         if not self.stable_uids:
             return str(uuid.uuid4())
         key = f"{group_resource}/{namespace}/{name}"
-        self.creations[key] = self.creations.get(key, 0) + 1
-        return str(uuid.uuid5(_UID_NAMESPACE, f"{key}#{self.creations[key]}"))
+        count = self.creations.get(key, 0) + 1
+        if not dry_run:
+            self.creations[key] = count
+        return str(uuid.uuid5(_UID_NAMESPACE, f"{key}#{count}"))
 
     def create(
         self,
@@ -74,9 +79,11 @@ class WritePath:
         write: ownership.Write,
         *,
         managed: builtins.list[dict[str, Any]] | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """`write`: who creates it, for managedFields; `managed`: managedFields already
-        decided (a server-side apply)."""
+        decided (a server-side apply); `dry_run`: the object as it would be stored, without a
+        resourceVersion, and nothing stored (kube-apiserver's dry-run create)."""
         group_resource = info.group_resource
         storage = self.storage_info(group_resource)
         namespace, name = self._placed(info, body)
@@ -112,13 +119,16 @@ class WritePath:
         if (problem := undecodable_data(body)) is not None:
             raise BadRequest(problem)
         meta = body["metadata"]
-        meta["uid"] = self.new_uid(group_resource, str(meta.get("namespace") or ""), name)
+        namespace_name = str(meta.get("namespace") or "")
+        meta["uid"] = self.new_uid(group_resource, namespace_name, name, dry_run=dry_run)
         meta["creationTimestamp"] = now
         if self._is_builtin(group_resource):
             self.admission.created(info, body)
         if self._tracks_generation(info):
             meta["generation"] = 1
         self.track(info, None, body, write, managed=managed)
+        if dry_run:
+            return body
         meta["resourceVersion"] = self.store.next_resource_version()
         self.store.put(group_resource, body)
         if group_resource == builtin.CRDS:
@@ -165,7 +175,10 @@ class WritePath:
         write: ownership.Write,
         *,
         managed: builtins.list[dict[str, Any]] | None = None,
+        dry_run: bool = False,
     ) -> Obj:
+        """`dry_run`: the object as it would be stored (its generation moved on, its
+        resourceVersion the stored one), and nothing stored."""
         group_resource = info.group_resource
         v.check_type(info, body)
         meta: dict[str, Any] = body["metadata"]
@@ -205,6 +218,8 @@ class WritePath:
         if self._tracks_generation(info) and self._spec_changed(info, stored, body):
             meta["generation"] = int(stored_meta.get("generation") or 0) + 1
         self.track(info, stored, body, write, requested, managed=managed)
+        if dry_run:
+            return body
         if body == stored:
             return stored
         self.lifecycle.write(group_resource, body)
