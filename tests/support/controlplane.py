@@ -55,7 +55,7 @@ class ControlPlaneError(RuntimeError):
     """The control plane could not be built or started; the message says why."""
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -107,8 +107,8 @@ class ControlPlane:
         for binary in ("etcd", "kube-apiserver", "kube-controller-manager"):
             if not (self.bin_dir / binary).exists():
                 raise ControlPlaneError(f"{self.bin_dir / binary} is missing")
-        etcd_client, etcd_peer = _free_port(), _free_port()
-        self.apiserver_port = _free_port()
+        etcd_client, etcd_peer = free_port(), free_port()
+        self.apiserver_port = free_port()
         self._write_credentials()
         # etcd's data on tmpfs when there is one: fsync on disk is what makes etcd slow.
         shm = Path("/dev/shm")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import socketserver
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 Handler = Callable[[dict[str, Any]], dict[str, Any] | tuple[int, Any]]
 
@@ -55,13 +56,25 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+S = TypeVar("S", bound=socketserver.BaseServer)
+
+
 @contextmanager
-def serve(handler: Handler) -> Iterator[HookServer]:
-    server = HookServer(handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+def serving(server: S) -> Iterator[S]:
+    """`server` serving from a thread while the block runs, then shut down and closed. Its
+    loop looks for the shutdown every 20 ms (`serve_forever` waits 0.5 s by default, which
+    every test using a hook server would pay)."""
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield server
     finally:
         server.shutdown()
         server.server_close()
+        thread.join(5)
+
+
+@contextmanager
+def serve(handler: Handler) -> Iterator[HookServer]:
+    with serving(HookServer(handler)) as server:
+        yield server

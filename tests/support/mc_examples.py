@@ -25,6 +25,7 @@ from reconcile.cluster import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
+from tests.support.controlplane import free_port
 from tests.support.mc_crds import run_from
 from tests.support.poll import eventually
 
@@ -44,13 +45,6 @@ def _read_documents(path: Path) -> list[Obj]:
     return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def hook_server(
     script: Path, *, scheme: str = "http", paths: dict[str, Path] | None = None
@@ -58,7 +52,7 @@ def hook_server(
     """The example's hook server, unchanged, on a loopback port: its base URL. `paths`
     replaces the module's path constants (a Pod's mounts, such as `CERT_DIR`) with local
     ones."""
-    port = _free_port()
+    port = free_port()
     overrides = {name: str(path) for name, path in (paths or {}).items()}
     process = subprocess.Popen(
         [sys.executable, str(LAUNCHER), str(port), str(script), json.dumps(overrides)],

@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.support.hookserver import serving
+
 try:  # the `jsonnet` package (the dev extras), which has no type stubs
     _jsonnet: Any = importlib.import_module("_jsonnet")
 except ImportError as error:  # a .venv set up before the package was added
@@ -112,15 +114,8 @@ def jsonnet_server(directory: Path) -> Iterator[JsonnetServer]:
     hooks = hooks_of(directory)
     if not hooks:
         raise ValueError(f"{directory} holds no *.jsonnet file")
-    server = JsonnetServer(hooks)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(JsonnetServer(hooks)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.controlplane import free_port
 from tests.support.mc_examples import EXAMPLES
 
 SERVER = EXAMPLES / "nodejs" / "server.js"
@@ -51,13 +52,6 @@ def node() -> str:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def node_hook_server(example_dir: Path) -> Iterator[str]:
     """`server.js`, unchanged, serving the example's `manifest/sync.js` (unchanged, as
@@ -72,7 +66,7 @@ def node_hook_server(example_dir: Path) -> Iterator[str]:
         (root / "hooks").mkdir()
         shutil.copyfile(example_dir / "manifest" / "sync.js", root / "hooks" / "sync.js")
         (root / "launch.js").write_text(LAUNCHER)
-        port = _free_port()
+        port = free_port()
         log = root / "server.log"
         with log.open("wb") as output:
             process = subprocess.Popen(

@@ -21,6 +21,7 @@ from typing import Any
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.results import RunResult
 from tests.support.backends import Backend
+from tests.support.hookserver import serving
 from tests.support.mc_crds import run_from
 from tests.support.tlsserver import authority
 
@@ -98,21 +99,9 @@ class _CheckingHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def _serving(server: CheckingHookServer) -> Iterator[CheckingHookServer]:
-    # a short poll: `shutdown` waits for the serving loop to notice (0.5 s by default)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@contextmanager
 def serve_webhook(handler: Body) -> Iterator[CheckingHookServer]:
     """`ServeWebhook`: plain HTTP, no credentials asked."""
-    with _serving(CheckingHookServer(handler, lambda got: True, tls=False)) as server:
+    with serving(CheckingHookServer(handler, lambda got: True, tls=False)) as server:
         yield server
 
 
@@ -122,7 +111,7 @@ def serve_webhook_tls_with_bearer_auth(
 ) -> Iterator[CheckingHookServer]:
     """`ServeWebhookTLSWithBearerAuth`: the Authorization header must be `Bearer <token>`."""
     want = f"Bearer {want_token}"
-    with _serving(CheckingHookServer(handler, lambda got: got == want)) as server:
+    with serving(CheckingHookServer(handler, lambda got: got == want)) as server:
         yield server
 
 
@@ -144,7 +133,7 @@ def serve_webhook_tls_with_basic_auth(
         user, colon, password = decoded.partition(":")
         return bool(colon) and (user, password) == (want_user, want_password)
 
-    with _serving(CheckingHookServer(handler, allowed)) as server:
+    with serving(CheckingHookServer(handler, allowed)) as server:
         yield server
 
 

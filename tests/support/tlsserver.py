@@ -5,14 +5,13 @@ carried."""
 from __future__ import annotations
 
 import ssl
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import trustme
 
-from tests.support.hookserver import Handler, HookServer
+from tests.support.hookserver import Handler, HookServer, serving
 
 
 @dataclass
@@ -53,10 +52,5 @@ def serve_tls(
     server = HookServer(handler)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     server.scheme = "https"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
