@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconcile.cluster import NotFound
 from tests.support.actions import run_action
 from tests.support.backends import Backend
 from tests.support.controlplane import TESTED_USER, ControlPlane
@@ -64,6 +65,13 @@ def test_preview_then_apply(
     config = runner_temp / "reconcile-kubeconfig"
     assert config.stat().st_mode & 0o777 == 0o600
 
+    checked = run_action(ACTION, {**inputs, "dry-run": "server"}, runner_temp, cwd=tmp_path)
+    assert checked.outputs["exit-code"] == "2", checked.stdout[-2000:] + checked.stderr[-2000:]
+    assert json.loads(Path(checked.outputs["report"]).read_text())["dryRunMode"] == "server"
+    pods = live_backend.admin.discover("v1", "pods")
+    with pytest.raises(NotFound):  # checked by the API server, not created
+        live_backend.admin.get(pods, "your-name", namespace=hello)
+
     strict = run_action(
         ACTION,
         {**inputs, "dry-run": "true", "fail-on-changes": "true"},
@@ -75,7 +83,6 @@ def test_preview_then_apply(
     applied = run_action(ACTION, inputs, runner_temp, cwd=tmp_path)
     assert applied.returncode == 0, applied.stdout[-2000:]
     assert applied.outputs["exit-code"] == "0" and applied.outputs["changes-pending"] == "false"
-    pods = live_backend.admin.discover("v1", "pods")
     live_backend.admin.get(pods, "your-name", namespace=hello)
 
 
@@ -134,8 +141,9 @@ def test_a_boolean_input_other_than_true_or_false_fails_before_anything_runs(
     inputs = {"kubeconfig": kubeconfig, "args": controller_args(), flag: value}
     refused = run_action(ACTION, inputs, runner_temp, cwd=tmp_path)
     assert refused.returncode == 1
+    allowed = "true, server or false" if flag == "dry-run" else "true or false"
     assert refused.annotations == [
-        f"::error title=reconcile::input {flag} must be true or false, not '{value}'"
+        f"::error title=reconcile::input {flag} must be {allowed}, not '{value}'"
     ]
     assert live_backend.requests_since(mark) == {}
 
