@@ -82,7 +82,8 @@ class Executor:
         together: bool = False,
     ) -> list[ActionResult]:
         """Run the actions in order; stop at the first failure (later actions assume earlier
-        ones happened) or when the run's budget ends. Writes to the same object are chained:
+        ones happened; the parent's status is still written, as Metacontroller does) or when
+        the run's budget ends. Writes to the same object are chained:
         each one carries the resourceVersion the previous one returned. Results are appended
         to `results` as they happen, so an interrupted run still reports what it applied.
 
@@ -111,10 +112,16 @@ class Executor:
                 if self.server_dry_run and not stopped:
                     continue  # nothing was persisted: the actions after it are checked too
                 why = failure.why if isinstance(failure, BudgetExhausted) else EARLIER_FAILED
-                results += [
-                    ActionResult(a, applied=False, error=f"{NOT_ATTEMPTED}: {why}", attempted=False)
-                    for a in actions[i:]
-                ]
+                for action in actions[i:]:
+                    if action.kind is ActionKind.STATUS and not stopped:
+                        # Metacontroller writes the hook's status whatever became of the
+                        # children ("continue to update status regardless")
+                        results.append(self._execute_one(action, versions)[0])
+                        continue
+                    skipped = f"{NOT_ATTEMPTED}: {why}"
+                    results.append(
+                        ActionResult(action, applied=False, error=skipped, attempted=False)
+                    )
                 if stopped:
                     raise failure
                 break

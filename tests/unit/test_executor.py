@@ -70,9 +70,10 @@ def test_a_failed_write_stops_what_comes_after_its_batch() -> None:
     gate = Gate(store, expected=2)
     gate.refuse = {"b"}
     cms = store.discover("v1", "configmaps")
+    changed = {**configmap("a"), "data": {"k": "changed"}}
     actions = [
         *creates(store, "a", "b"),
-        Action(ActionKind.STATUS, cms, configmap("a"), configmap("a"), "status"),
+        Action(ActionKind.UPDATE, cms, configmap("a"), changed, "changed"),
     ]
     executor = Executor(gate, dry_run=False)
     try:
@@ -86,6 +87,36 @@ def test_a_failed_write_stops_what_comes_after_its_batch() -> None:
     ]
     assert results[1].error is not None and "refused" in results[1].error
     assert results[2].error is not None and results[2].error.startswith(NOT_ATTEMPTED)
+
+
+def test_the_status_is_written_whatever_became_of_the_children() -> None:
+    """As Metacontroller: "continue to update status regardless" of a child's failure; what
+    else came after the failure is not attempted."""
+    store = MemoryCluster()
+    cms, namespaces = store.discover("v1", "configmaps"), store.discover("v1", "namespaces")
+    parent = store.create(
+        namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "p"}}
+    )
+    gate = Gate(store, expected=1)
+    gate.refuse = {"b"}
+    with_status = {**parent, "status": {"phase": "Active"}}
+    changed = {**configmap("a"), "data": {"k": "changed"}}
+    actions = [
+        *creates(store, "b"),
+        Action(ActionKind.UPDATE, cms, configmap("a"), changed, "changed"),
+        Action(ActionKind.STATUS, namespaces, parent, with_status, "status from the hook"),
+    ]
+    executor = Executor(gate, dry_run=False)
+    try:
+        results = executor.execute(actions, together=True)
+    finally:
+        executor.close()
+    assert [(r.action.kind.value, r.applied) for r in results] == [
+        ("create", False),
+        ("update", False),
+        ("status", True),
+    ]
+    assert results[1].error is not None and results[1].error.startswith(NOT_ATTEMPTED)
 
 
 def test_without_together_writes_go_one_at_a_time() -> None:
