@@ -82,6 +82,23 @@ class RunLoop:
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
         self.sleep = sleep or self.budget.sleep
 
+    def _no_controllers(self, loaded: LoadedControllers) -> str:
+        """That no controller was found, where the run looked, and `-R` when a directory it
+        read has subdirectories it did not."""
+        looked = ", ".join(loaded.sources) or "nowhere"
+        message = f"no controllers to run: none found in {looked}"
+        given = [*self.settings.controller_paths, *self.settings.manifest_paths]
+        unread = [
+            p
+            for p in given
+            if not self.settings.recursive
+            and Path(p).is_dir()
+            and any(child.is_dir() for child in Path(p).iterdir())
+        ]
+        if unread:
+            message += f" (add -R to read the subdirectories of {', '.join(unread)})"
+        return message
+
     def load(self) -> LoadedControllers:
         return load_controllers(
             self.cluster,
@@ -182,7 +199,10 @@ class RunLoop:
             if _holds_controllers(manifests):  # they may define or change controllers
                 loaded = self._load(result) or loaded
         if not loaded.composite and not loaded.decorator and not loaded.map:
-            log.warning("no controllers to run (sources: %s)", ", ".join(loaded.sources) or "none")
+            missing = self._no_controllers(loaded)
+            log.warning("%s", missing)
+            if not self.settings.apply_paths:  # applying manifests alone is a run of its own
+                result.warnings.append(missing)
         while True:
             if result.passes:
                 lock.renew()

@@ -186,3 +186,16 @@ def test_local_with_a_bad_manifest_names_it(tmp_path: Path) -> None:
     result = cli("--local", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 1
     assert "bad.yaml" in result.stderr and "Bad_Name" in result.stderr
+
+
+def test_a_local_run_that_finds_no_controllers_says_so_and_where_it_looked(
+    tmp_path: Path,
+) -> None:
+    """examples/gitops keeps its controllers in subdirectories: without -R the report itself
+    says none were found, where the run looked, and to add -R; with -R they run."""
+    gitops = str(ROOT / "examples" / "gitops")
+    shallow = reconcile("--local", gitops, "--report-format", "json", cwd=tmp_path)
+    (warning,) = [w for w in json.loads(shallow.stdout)["warnings"] if "no controllers" in w]
+    assert gitops in warning and "add -R" in warning, warning
+    deep = reconcile("--local", gitops, "-R", "--dry-run", "--report-format", "json", cwd=tmp_path)
+    assert not [w for w in json.loads(deep.stdout)["warnings"] if "no controllers" in w]
