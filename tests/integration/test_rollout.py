@@ -174,7 +174,7 @@ def test_the_budget_ends_mid_rollout_and_the_next_run_resumes_with_scaling(
             ("create", "ControllerRevision"),
             ("update", "ControllerRevision"),
         ]
-        result = run(backend, COMMAND, max_duration=2.5, poll_interval=0.1)
+        result = run(backend, COMMAND, max_duration=5, poll_interval=0.1)
         assert result.errors == [] and not result.converged
         assert result.due_next_run and "waiting" in result.due_next_run[0]
         images = kubelet.images()
@@ -185,15 +185,15 @@ def test_the_budget_ends_mid_rollout_and_the_next_run_resumes_with_scaling(
         assert "Ready" in condition["message"]
         # Someone deletes a Pod still on the old revision: it comes back at its own revision.
         backend.admin.delete(pods, "web-2", namespace=ns)
-        run(backend, COMMAND, max_duration=2.5, poll_interval=0.1)
+        run(backend, COMMAND, max_duration=5, poll_interval=0.1)
         assert kubelet.images()["web-2"] == "nginx:1.25"
         # Scale up during the rollout: the new Pod starts at the latest revision.
         _set_replicas(backend, catsets, ns, 4)
-        run(backend, COMMAND, max_duration=2.5, poll_interval=0.1)
+        run(backend, COMMAND, max_duration=5, poll_interval=0.1)
         assert kubelet.images()["web-3"] == "nginx:1.27"
         # Scale down during the rollout: the highest ordinals go, wherever they are.
         _set_replicas(backend, catsets, ns, 2)
-        run(backend, COMMAND, max_duration=2.5, poll_interval=0.1)
+        run(backend, COMMAND, max_duration=5, poll_interval=0.1)
         eventually(lambda: sorted(kubelet.images()) == ["web-0", "web-1"], what="two Pods")
         kubelet.expected = 2
         kubelet.auto_ready = True
