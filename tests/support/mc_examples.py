@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,21 +60,32 @@ def hook_server(
         stderr=subprocess.DEVNULL,
         cwd=script.parent,
     )
+    with serving_process(process, port, lambda: f"{script} did not start serving on port {port}"):
+        yield f"{scheme}://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def serving_process(
+    process: subprocess.Popen[bytes], port: int, failed: Callable[[], str]
+) -> Iterator[None]:
+    """A hook server's `process`, waited for until it serves on loopback `port` (20 s at
+    most, else RuntimeError with `failed()`), stopped after the block."""
     try:
         deadline = time.monotonic() + 20
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
                 break
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{script} did not start serving on port {port}")
+                raise RuntimeError(failed())
             time.sleep(0.05)
-        yield f"{scheme}://127.0.0.1:{port}"
+        yield
     finally:
         process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
         if process.poll() is None:
             process.kill()
+            process.wait()
 
 
 def pointed_at(controller: Obj, base_url: str) -> Obj:

@@ -7,17 +7,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.controlplane import free_port
-from tests.support.mc_examples import EXAMPLES
+from tests.support.mc_examples import EXAMPLES, serving_process
 
 SERVER = EXAMPLES / "nodejs" / "server.js"
 PORT_VARIABLE = "RECONCILE_NODE_HOOK_PORT"
@@ -76,22 +74,12 @@ def node_hook_server(example_dir: Path) -> Iterator[str]:
                 stdout=subprocess.DEVNULL,  # it logs every request body
                 stderr=output,
             )
-        try:
-            deadline = time.monotonic() + 20
-            while True:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"node server.js with {example_dir.name}'s sync.js did not start "
-                        f"serving on port {port}:\n{log.read_text(errors='replace')[-2000:]}"
-                    )
-                time.sleep(0.05)
+
+        def failed() -> str:
+            return (
+                f"node server.js with {example_dir.name}'s sync.js did not start serving on "
+                f"port {port}:\n{log.read_text(errors='replace')[-2000:]}"
+            )
+
+        with serving_process(process, port, failed):
             yield f"http://127.0.0.1:{port}"
-        finally:
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(5)
-            if process.poll() is None:
-                process.kill()
-                process.wait()
