@@ -397,3 +397,9 @@ def _write_output(
         return False
     log.info("wrote %d objects to %s", len(written), output.path)
     return True
+
+
+def run_in_process(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
+    """One run as `reconcile` makes it (`--local`: in its own in-process cluster), without
+    its reports and outputs: for commands built on runs (`reconcile diff`)."""
+    return _run(config, budget)

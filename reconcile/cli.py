@@ -439,4 +439,11 @@ def _color_default() -> bool:
 
 
 def main() -> None:
+    # `reconcile diff` is a command of its own; everything else is the run, as it always was
+    # (no subcommand to type).
+    if sys.argv[1:2] == ["diff"]:
+        from reconcile.cli_diff import app as diff_app
+
+        diff_app(args=sys.argv[2:], prog_name="reconcile diff")
+        return
     app(prog_name="reconcile")

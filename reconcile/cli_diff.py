@@ -1,0 +1,195 @@
+"""`reconcile diff BASE HEAD`: the command line of the cluster-free comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reconcile.cli_support import Command, StdoutReport, parse_hosts_option, seconds
+from reconcile.cluster.memory.releases import DEFAULT_VERSION, supported_versions
+from reconcile.config import GitSettings, LogFormat, LoggingSettings, LogLevel, ReportTarget
+from reconcile.diff_job import DiffConfig, diff_job
+from reconcile.logs import configure_logging
+from reconcile.report.targets import parse_report_file
+
+DIFF_HELP = """\
+What a change does, without a cluster: BASE and HEAD (two directories, or with --git two
+refs of one repository) are each run to convergence in an in-process cluster, as
+`reconcile --local` runs them, and the final states are compared object by object: created,
+deleted, and the fields that change. Noise is left out: the last-applied annotations,
+server-set metadata, defaults both sides share, status (unless --status), and the
+ControllerRevisions and Events runs keep.
+
+Exit status: 0 no object differs, 2 some do, 1 an error (the comparison is incomplete).
+
+\b
+Examples:
+  reconcile diff ../platform-main . --local apps --controllers controllers
+  reconcile diff --git https://github.com/acme/platform main my-branch --local apps
+"""
+
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "auto_envvar_prefix": "RECONCILE_DIFF",
+    },
+)
+
+
+@app.command(help=DIFF_HELP, cls=Command)  # usage errors exit 1: 2 means "differs"
+def diff(
+    base: Annotated[
+        str,
+        typer.Argument(
+            help="The base: a directory, or with --git a branch, tag or commit.",
+            metavar="BASE",
+            envvar="RECONCILE_DIFF_BASE",
+            show_envvar=True,
+        ),
+    ],
+    head: Annotated[
+        str,
+        typer.Argument(
+            help="The head (the change): a directory, or with --git a ref.",
+            metavar="HEAD",
+            envvar="RECONCILE_DIFF_HEAD",
+            show_envvar=True,
+        ),
+    ],
+    local: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--local",
+            "--manifests",
+            help="Manifests to run, inside each side (repeatable; default: the whole side).",
+        ),
+    ] = None,
+    controllers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--controllers",
+            help="A file or directory of controllers inside each side (repeatable); controllers "
+            "in the --local manifests run too.",
+        ),
+    ] = None,
+    controller: Annotated[
+        list[str] | None,
+        typer.Option("--controller", help="Run only this controller (repeatable)."),
+    ] = None,
+    recursive: Annotated[
+        bool,
+        typer.Option("-R", "--recursive", help="Read directories recursively."),
+    ] = False,
+    status: Annotated[
+        bool, typer.Option("--status", help="Compare the objects' status too.")
+    ] = False,
+    git_url: Annotated[
+        str | None,
+        typer.Option(
+            "--git",
+            help="BASE and HEAD are refs of this repository (https, ssh, or file://); paths "
+            "are read inside it.",
+        ),
+    ] = None,
+    git_cache: Annotated[
+        Path | None,
+        typer.Option("--git-cache", help="With --git: where clones are kept between runs."),
+    ] = None,
+    kubernetes_version: Annotated[
+        str | None,
+        typer.Option(
+            "--kubernetes-version",
+            help=f"The release the in-process cluster behaves as (default {DEFAULT_VERSION}; "
+            f"one of {', '.join(supported_versions())}).",
+        ),
+    ] = None,
+    max_duration: Annotated[
+        float,
+        typer.Option(
+            "--max-duration",
+            help="Both runs' time budget (seconds, or 30s, 5m).",
+            parser=seconds(),
+            metavar="DURATION",
+        ),
+    ] = 300.0,
+    workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
+    allowed_hook_hosts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-hook-hosts",
+            help="The only hosts webhooks may call (repeatable; see `reconcile --help`).",
+            envvar="RECONCILE_ALLOWED_HOOK_HOSTS",
+        ),
+    ] = None,
+    report_format: Annotated[
+        StdoutReport,
+        typer.Option(
+            "--report-format", case_sensitive=False, help="The report on standard output."
+        ),
+    ] = StdoutReport.TEXT,
+    report_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--report-file",
+            help="Also write the report to a file (repeatable): FORMAT:PATH (text, markdown, "
+            "json), or PATH whose suffix says (.md, .json).",
+        ),
+    ] = None,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
+    ] = LogLevel.WARNING,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
+    ] = LogFormat.TEXT,
+) -> None:
+    if kubernetes_version is not None and kubernetes_version not in supported_versions():
+        raise typer.BadParameter(
+            f"{kubernetes_version!r} is not one of {', '.join(supported_versions())}",
+            param_hint="--kubernetes-version",
+        )
+    try:
+        targets = [parse_report_file(value) for value in report_file or []]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
+    if report_format is not StdoutReport.NONE:
+        targets.insert(0, ReportTarget(report_format.value))
+    for target in targets:
+        if target.path is not None:
+            _check_writable(Path(target.path))
+    config = DiffConfig(
+        base=base,
+        head=head,
+        local=tuple(local or (".",)),
+        controllers=tuple(controllers or ()),
+        only_controllers=frozenset(controller or ()),
+        recursive=recursive,
+        include_status=status,
+        git=GitSettings(url=git_url, cache_dir=str(git_cache) if git_cache else None),
+        kubernetes_version=kubernetes_version,
+        max_duration=max_duration,
+        workers=workers,
+        allowed_hook_hosts=parse_hosts_option(allowed_hook_hosts),
+        reports=tuple(targets),
+    )
+    configure_logging(LoggingSettings(level=log_level, format=log_format))
+    _, code = diff_job(config)
+    raise typer.Exit(int(code))
+
+
+def _check_writable(path: Path) -> None:
+    """A report that cannot be written is found before the runs, not after."""
+    try:
+        if path.is_dir():
+            raise typer.BadParameter(f"{path}: is a directory", param_hint="--report-file")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"{path}: cannot be written: {exc.strerror or exc}", param_hint="--report-file"
+        ) from None
