@@ -6,6 +6,10 @@
                                    # (port 0 picks a free port; the first line printed says which)
 
 Standard library only, so the examples run with any Python 3.
+
+Each example directory carries its own copy of this file, beside its hooks.py, so that the
+directory works wherever it is copied. The one to edit is examples/hooklib.py in the reconcile
+repository; copy it over the others after (examples/README.md says how).
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ def map_hook(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve_hook(port: int, scenario: str, children: int) -> None:
-    from hooklib import serve  # the examples' webhook server, standard library only
+    from hooklib import serve  # examples/hooklib.py: the examples' webhook server
 
     if scenario == "map":
         serve({"map": map_hook}, port)

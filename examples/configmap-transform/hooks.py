@@ -4,13 +4,10 @@ environment variable names (`log-level` -> `APP_LOG_LEVEL` with prefix `APP_`), 
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run
+from hooklib import run  # hooklib.py beside this file
 
 
 def env_name(key: str, prefix: str) -> str:

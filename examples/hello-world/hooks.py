@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run
+from hooklib import run  # hooklib.py beside this file
 
 
 def sync(request: dict[str, Any]) -> dict[str, Any]:

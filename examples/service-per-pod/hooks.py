@@ -10,12 +10,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run
+from hooklib import run  # hooklib.py beside this file
 
 
 def _ports(spec: str) -> list[dict[str, Any]]:

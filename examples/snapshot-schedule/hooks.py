@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run
+from hooklib import run  # hooklib.py beside this file
 
 SNAPSHOTS = "VolumeSnapshot.snapshot.storage.k8s.io/v1"
 TAKEN_AT = "snapshot.example.com/taken-at"

@@ -6,12 +6,9 @@ highest ordinals first; the finalize hook scales to zero before the parent goes.
 from __future__ import annotations
 
 import copy
-import os
-import sys
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hooklib import run
+from hooklib import run  # hooklib.py beside this file
 
 
 def _ready(pod: dict[str, Any]) -> bool:

@@ -210,7 +210,6 @@ def test_each_controller_is_reported_with_its_kind(tmp_path: Path) -> None:
     """A DecoratorController's resync is due as a DecoratorController, not a Composite one."""
     inputs = tmp_path / "examples" / "service-per-pod"
     shutil.copytree(EXAMPLES / "service-per-pod", inputs)
-    shutil.copy(EXAMPLES / "hooklib.py", inputs.parent)
     controllers = list(yaml.safe_load_all((inputs / "controller.yaml").read_text()))
     for controller in controllers:
         controller["spec"]["resyncPeriodSeconds"] = 3600

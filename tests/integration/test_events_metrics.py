@@ -207,7 +207,6 @@ def test_a_run_skipped_because_the_lease_is_held_is_not_a_success(tmp_path: Path
     0: the last-success time must stay where the last real run put it, so the alert fires."""
     inputs = tmp_path / "examples" / "hello"
     shutil.copytree(HELLO, inputs)
-    shutil.copy(EXAMPLES / "hooklib.py", inputs.parent)  # the example's hooks import it
     metrics = tmp_path / "reconcile.prom"
     done = reconcile("--local", str(inputs), "--metrics-file", str(metrics), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
