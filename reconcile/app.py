@@ -279,9 +279,14 @@ def write_metrics(result: RunResult, code: ExitCode, config: RunConfig, budget: 
     ok = True
     try:
         if settings.file:
-            write_textfile(Path(settings.file), registry)
+            write_textfile(Path(settings.file), registry, shard=result.shard)
         if settings.pushgateway:
-            push(settings.pushgateway, registry, timeout=budget.closing_remaining())
+            push(
+                settings.pushgateway,
+                registry,
+                timeout=budget.closing_remaining(),
+                shard=result.shard,
+            )
     except MetricsError as exc:
         log.error("could not write the metrics: %s", exc)
         ok = False

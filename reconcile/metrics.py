@@ -8,6 +8,9 @@ successful one. Per hook, Metacontroller's own names and labels, so its dashboar
 `metacontroller_<hook>_request_duration_histogram_seconds{..., method}` (a command hook's `url`
 is its command line, its `method` is `exec`, its `code` the exit status).
 
+A shard's metrics are its own: `shard` in the Pushgateway grouping key and as a label in the
+text file. No `_created` series: a batch job's counters start with its run.
+
 `reconcile_last_success_timestamp_seconds` is only set by a run that exited 0 and did its work
 (not one skipped because the lock was held: `reconcile_run_skipped` is 1 then): a Pushgateway
 keeps the previous value (metrics are added with POST, not replaced), and the text file
@@ -26,13 +29,23 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, pushadd_to_gateway
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    pushadd_to_gateway,
+)
 from prometheus_client.exposition import basic_auth_handler, default_handler, generate_latest
 
 from reconcile.results import RunResult
 from reconcile.secret_values import remember_credential, scrub
 
 log = logging.getLogger(__name__)
+
+# A batch job's counters start with the run: `_created` series would only repeat its time.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 JOB = "reconcile"
 LAST_SUCCESS = "reconcile_last_success_timestamp_seconds"
@@ -108,22 +121,26 @@ def _hook_metrics(result: RunResult, registry: CollectorRegistry) -> None:
                             [*labels, "method"],
                             registry=registry,
                         )
-                    kind = controller.kind or "CompositeController"
-                    common = (scrub(call.target), controller.name, kind)
+                    common = (scrub(call.target), controller.name, controller.kind)
                     counters[hook].labels(*common, call.code or "0", call.method).inc()
                     histograms[hook].labels(*common, call.method).observe(call.duration)
 
 
-def write_textfile(path: Path, registry: CollectorRegistry) -> None:
+def write_textfile(path: Path, registry: CollectorRegistry, *, shard: str | None = None) -> None:
     """Atomically replace `path`, keeping the last success time of the file it replaces when
-    this run has none."""
+    this run has none. A shard's samples carry a `shard` label: the textfile collector merges
+    every file of a node, and two shards' series must not collide."""
     text = generate_latest(registry).decode()
+    if shard is not None:
+        text = with_label(text, "shard", shard)
     if LAST_SUCCESS not in text and path.is_file():
         previous = _LAST_SUCCESS_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
         if previous is not None:
+            sample = f"{LAST_SUCCESS} {previous.group(1)}\n"
             text += (
                 f"# HELP {LAST_SUCCESS} When the last successful run (exit 0) ended.\n"
-                f"# TYPE {LAST_SUCCESS} gauge\n{LAST_SUCCESS} {previous.group(1)}\n"
+                f"# TYPE {LAST_SUCCESS} gauge\n"
+                + (with_label(sample, "shard", shard) if shard is not None else sample)
             )
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -135,15 +152,23 @@ def write_textfile(path: Path, registry: CollectorRegistry) -> None:
 
 
 def push(
-    url: str, registry: CollectorRegistry, *, timeout: float, instance: str | None = None
+    url: str,
+    registry: CollectorRegistry,
+    *,
+    timeout: float,
+    instance: str | None = None,
+    shard: str | None = None,
 ) -> None:
-    """Add the run's metrics to a Pushgateway's group `job=reconcile, instance=...`, within
-    `timeout` seconds in all (however slowly the gateway answers). A user and password in the
-    URL are sent as basic auth, and never shown."""
+    """Add the run's metrics to a Pushgateway's group `job=reconcile, instance=...` (and
+    `shard=INDEX/COUNT` for a shard: each shard's gauges are its own, not overwritten by the
+    others'), within `timeout` seconds in all (however slowly the gateway answers). A user and
+    password in the URL are sent as basic auth, and never shown."""
     gateway, user, password = _without_userinfo(url)
     if password:
         remember_credential(password)
     grouping = {"instance": instance or os.environ.get("POD_NAMESPACE") or socket.gethostname()}
+    if shard is not None:
+        grouping["shard"] = shard
     if timeout <= 0:
         raise MetricsError(f"--metrics-pushgateway {gateway}: no time left in the run's budget")
 
@@ -178,6 +203,23 @@ def push(
         raise MetricsError(f"--metrics-pushgateway {gateway}: no answer within {timeout:.1f}s")
     if failure:
         raise MetricsError(f"--metrics-pushgateway {gateway}: {scrub(str(failure[0]))}")
+
+
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{)?", re.M)
+
+
+def with_label(text: str, name: str, value: str) -> str:
+    """Exposition text with `name="value"` added to every sample (comments untouched)."""
+    escaped = value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+    def add(match: re.Match[str]) -> str:
+        label = f'{name}="{escaped}"'
+        if match.group(2) is None:
+            return f"{match.group(1)}{{{label}}}"
+        sep = "" if text.startswith("}", match.end()) else ","
+        return f"{match.group(1)}{{{label}{sep}"
+
+    return _SAMPLE.sub(add, text)
 
 
 def _without_userinfo(url: str) -> tuple[str, str, str]:

@@ -10,6 +10,7 @@ import pytest
 from reconcile.cluster.types import ResourceInfo
 from tests.support.backends import Backend
 from tests.support.mc_examples import Example
+from tests.support.pushgateway import pushgateway  # noqa: F401 (a fixture for every test here)
 from tests.support.vault import Vault, vault_scenario
 
 

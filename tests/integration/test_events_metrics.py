@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.backends import Backend
@@ -22,6 +18,7 @@ from tests.support.cli import reconcile
 from tests.support.controllers import composite, run, webhook, write_controllers
 from tests.support.examples import EXAMPLES
 from tests.support.hookserver import serve
+from tests.support.pushgateway import free_port
 
 HELLO = str(EXAMPLES / "hello-world")
 
@@ -146,37 +143,6 @@ def test_the_metrics_file_has_the_run_and_its_hooks(tmp_path: Path) -> None:
     after = samples(metrics.read_text())
     assert after["reconcile_run_exit_code"] == [({}, 1.0)]
     assert after["reconcile_last_success_timestamp_seconds"] == [success]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def pushgateway(tmp_path: Path) -> Iterator[str]:
-    """A real Pushgateway (Debian's prometheus-pushgateway, installed by scripts/test)."""
-    binary = shutil.which("prometheus-pushgateway")
-    assert binary, "prometheus-pushgateway is missing: scripts/install-test-tools.sh installs it"
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{url}/-/ready", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_metrics_are_pushed_to_a_pushgateway(tmp_path: Path, pushgateway: str) -> None:
