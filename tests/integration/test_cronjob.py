@@ -20,7 +20,8 @@ import yaml
 
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.objects.meta import identity
+from reconcile.cluster.protocol import list_all
+from reconcile.objects.meta import identity, metadata
 from reconcile.specs.duration import parse_duration
 from tests.support.backends import Backend
 from tests.support.cli import command_env
@@ -141,10 +142,9 @@ def test_every_object_is_accepted_by_the_api_server(control_plane: ControlPlane)
     assert json.loads(out)["spec"]["template"]["spec"]["serviceAccountName"] == "reconcile"
 
 
-@pytest.fixture
-def installed(control_plane: ControlPlane) -> Iterator[list[Obj]]:
-    """The base installed for real (but the CronJob), and the hello-world example's RBAC."""
-    objects = [o for o in rendered() if o["kind"] != "CronJob"]
+def install(control_plane: ControlPlane, objects: list[Obj]) -> Iterator[list[Obj]]:
+    """A rendering installed for real (but the CronJob), and the hello-world example's RBAC."""
+    objects = [o for o in objects if o["kind"] != "CronJob"]
     kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
     kubectl(control_plane, "apply", "-f", str(EXAMPLES / "hello-world" / "rbac.yaml"))
     yield objects
@@ -158,7 +158,13 @@ def installed(control_plane: ControlPlane) -> Iterator[list[Obj]]:
         with contextlib.suppress(AssertionError):
             kubectl(control_plane, "delete", kind, name, "--wait=false")
     with contextlib.suppress(AssertionError):
-        kubectl(control_plane, "delete", "namespace", "reconcile", "--wait=false")
+        # waited for: the next test installs the namespace again
+        kubectl(control_plane, "delete", "namespace", "reconcile", "--timeout=90s")
+
+
+@pytest.fixture
+def installed(control_plane: ControlPlane) -> Iterator[list[Obj]]:
+    yield from install(control_plane, rendered())
 
 
 @pytest.mark.controlplane
@@ -268,3 +274,101 @@ def test_the_sharded_variant_is_an_indexed_job_of_four_shards(
         p["parent"] for r in reports for c in r["passes"][0]["controllers"] for p in c["parents"]
     ]
     assert parents == ["HelloWorld hello/your-name"]  # in exactly one of the two shards
+
+
+@pytest.fixture
+def installed_sharded(control_plane: ControlPlane) -> Iterator[list[Obj]]:
+    yield from install(control_plane, kustomize(SHARDED))
+
+
+@pytest.mark.controlplane
+def test_every_shard_runs_under_its_service_account_holding_its_own_lease(
+    control_plane: ControlPlane,
+    live_backend: Backend,
+    installed_sharded: list[Obj],
+    tmp_path: Path,
+) -> None:
+    """The four Pods of a sharded run as the Indexed Job starts them: the rendered CronJob's
+    environment and options, the ServiceAccount's own token, all at once; each takes its own
+    Lease, and together they sync every parent exactly once."""
+    eventually(lambda: aggregated_rules(live_backend, "reconcile"), what="the aggregated role")
+    example = load_example(live_backend, "hello-world", "crd.yaml", "hello.yaml")
+    namespace = example.name("hello")
+    hellos = live_backend.admin.discover("example.com/v1", "helloworlds")
+    names = ["your-name", *(f"friend-{i}" for i in range(7))]
+    for name in names[1:]:
+        body = {"apiVersion": "example.com/v1", "kind": "HelloWorld", "spec": {"who": name}}
+        body["metadata"] = {"name": name, "namespace": namespace}
+        live_backend.admin.create(hellos, body)
+    try:
+        kubeconfig = service_account_kubeconfig(control_plane, tmp_path / "sa.kubeconfig")
+        options = one(installed_sharded, "ConfigMap")["data"]
+        cron = one(kustomize(SHARDED), "CronJob")["spec"]["jobTemplate"]["spec"]
+        container = cron["template"]["spec"]["containers"][0]
+        pod_env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+        shards = []
+        for index in range(cron["completions"]):
+            env = {
+                **options,
+                **pod_env,
+                "JOB_COMPLETION_INDEX": str(index),  # what an Indexed Job sets in each Pod
+                "POD_NAME": f"reconcile-28412345-{index}-abcde",
+                "RECONCILE_KUBECONFIG": str(kubeconfig),
+                "RECONCILE_CONTROLLERS": str(EXAMPLES / "hello-world" / "controller.yaml"),
+                "RECONCILE_CONTROLLER": "hello-controller",
+                "RECONCILE_MAX_DURATION": "60s",
+            }
+            shards.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "reconcile"],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    cwd=tmp_path,
+                    env=command_env(**env),
+                )
+            )
+        synced: list[str] = []
+        for index, shard in enumerate(shards):
+            out, err = shard.communicate(timeout=120)
+            assert shard.returncode == 0, out[-3000:] + err[-3000:]
+            assert "Forbidden" not in out + err and "403" not in err
+            report = json.loads(out)
+            assert report["shard"] == f"{index}/4" and report["errors"] == []
+            lease = f"reconcile/reconcile-{index}-of-4"
+            assert f"released the lock: Lease {lease}" in err
+            synced += [
+                p["parent"]
+                for p_ in report["passes"][:1]
+                for c in p_["controllers"]
+                for p in c["parents"]
+            ]
+        assert sorted(synced) == sorted(f"HelloWorld {namespace}/{n}" for n in names)
+        leases = live_backend.admin.discover("coordination.k8s.io/v1", "leases")
+        held = {
+            metadata(lease)["name"]
+            for lease in list_all(live_backend.admin, leases, namespace="reconcile").items
+        }
+        assert {f"reconcile-{i}-of-4" for i in range(4)} <= held
+        pods = live_backend.admin.discover("v1", "pods")
+        created = list_all(live_backend.admin, pods, namespace=namespace).items
+        assert {metadata(p)["name"] for p in created} == set(names)
+    finally:
+        example.cleanup()
+
+
+# Each kustomization under manifests/, and the test that installs its rendering and runs the
+# command it ships under the ServiceAccount's own token on the real control plane.
+EXERCISED = {
+    "cronjob": test_the_cronjob_command_runs_under_its_service_account,
+    "cronjob-sharded": test_every_shard_runs_under_its_service_account_holding_its_own_lease,
+    "crds": test_the_cronjob_command_runs_under_its_service_account,  # a resource of cronjob
+    "preview-rbac": "tests/integration/test_preview_rbac.py",
+}
+
+
+def test_every_kustomization_is_exercised() -> None:
+    found = {p.parent.name for p in (ROOT / "manifests").glob("*/kustomization.yaml")}
+    assert found == set(EXERCISED), "a kustomization under manifests/ needs a test that runs it"
+    assert "../crds" in (BASE / "kustomization.yaml").read_text()
+    assert (ROOT / str(EXERCISED["preview-rbac"])).is_file()
