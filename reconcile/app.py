@@ -14,23 +14,26 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from enum import IntEnum
 from pathlib import Path
 from types import FrameType
 
+from reconcile import __version__
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.protocol import Cluster
-from reconcile.config import ReportTarget, RunConfig
+from reconcile.config import ReconcileSettings, ReportTarget, RunConfig
 from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
 from reconcile.results import Provenance, RunResult
 from reconcile.runner.local import controller_dirs, seeded_cluster
+from reconcile.runner.lock import default_holder
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
-from reconcile.runner.run import RunLoop
+from reconcile.runner.run import RunLoop, shard_lock_name
 from reconcile.runner.summary import log_summary
 
 log = logging.getLogger("reconcile")
@@ -55,6 +58,7 @@ class OutputError(Exception):
 
 
 PR_SET_DUMPABLE = 4  # <linux/prctl.h>
+RECORD_SECONDS = 5.0  # the least time a run record is given, past the budget if need be
 
 
 def exit_code(result: RunResult) -> ExitCode:
@@ -219,6 +223,7 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
 
 
 def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]:
+    started = datetime.now(UTC)
     source: Provenance | None = None
     if config.git.enabled:
         # Imported when used, like the metrics: they take a
@@ -261,9 +266,52 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
     code = exit_code(result)
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
+    if not write_run_record(result, code, config, budget, started):
+        code = ExitCode.ERROR if code is ExitCode.OK else code
     if not write_metrics(result, code, config, budget):
         code = ExitCode.ERROR if code is ExitCode.OK else code
     return result, code
+
+
+def run_record_place(settings: ReconcileSettings) -> tuple[str, str] | None:
+    """(namespace, name) of the run record: `--run-record`, else the Lease's (each shard's
+    its own, as its Lease is)."""
+    where = settings.run_record or settings.lock
+    if where is None or where == "none":
+        return None
+    namespace, _, name = where.partition("/")
+    return namespace, shard_lock_name(name, settings.shard)
+
+
+def write_run_record(
+    result: RunResult, code: ExitCode, config: RunConfig, budget: Budget, started: datetime
+) -> bool:
+    """The run record, for a run that wrote (or tried to) in a real cluster; False (logged)
+    when it could not be written. Written within the budget's reserve for last words (at
+    least a few seconds: an interrupted run's record matters most)."""
+    place = run_record_place(config.reconcile)
+    if place is None or config.reconcile.dry_run or config.local.enabled or result.skipped:
+        return True
+    from reconcile.runner.run_record import record_data, record_error, write_record
+
+    namespace, name = place
+    data = record_data(
+        result,
+        int(code),
+        started=started,
+        ended=datetime.now(UTC),
+        holder=config.reconcile.lock_holder or default_holder(),
+        version=__version__,
+    )
+    closing = Budget(max(budget.closing_remaining(), RECORD_SECONDS))
+    try:
+        write_record(connect_live(config.connection, closing, 1), namespace, name, data)
+    except (ApiError, BudgetExhausted) as exc:
+        message = exc if isinstance(exc, BudgetExhausted) else record_error(exc, namespace, name)
+        log.error("%s", message)
+        return False
+    log.info("wrote the run record: ConfigMap %s/%s", namespace, name)
+    return True
 
 
 def write_metrics(result: RunResult, code: ExitCode, config: RunConfig, budget: Budget) -> bool:

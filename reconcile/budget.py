@@ -49,12 +49,26 @@ class Budget:
         self._cancelled = threading.Event()
         self._reason: str | None = None
         self._interruptible: str | None = None  # the CPU-bound work a signal may stop at once
+        self._closing = False
 
     def remaining(self) -> float:
-        """Seconds left; 0 once the budget ended or the run was interrupted."""
+        """Seconds left; 0 once the budget ended or the run was interrupted. Inside
+        `closing()`, the time left for last words instead."""
+        if self._closing:
+            return self.closing_remaining()
         if self._cancelled.is_set():
             return 0.0
         return max(0.0, self._deadline - self._clock())
+
+    @contextlib.contextmanager
+    def closing(self) -> Iterator[None]:
+        """The run's last words (releasing its lock): what they send may use the reserve, even
+        after the work's time ended or a signal stopped it."""
+        self._closing = True
+        try:
+            yield
+        finally:
+            self._closing = False
 
     def closing_remaining(self) -> float:
         """Seconds left for the run's last words: up to the budget's very end, and after an

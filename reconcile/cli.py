@@ -228,6 +228,16 @@ def run(
             "takes no lock.",
         ),
     ] = None,
+    run_record: Annotated[
+        str | None,
+        typer.Option(
+            "--run-record",
+            help="After each run (not dry runs), write what it did to this ConfigMap, "
+            "[NAMESPACE/]NAME (default: beside the --lock Lease, under its name; none without "
+            "a lock): start, end, outcome, exit code, changes, first errors, git commit, "
+            "shard. `reconcile status` prints it. none: write no record.",
+        ),
+    ] = None,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -380,6 +390,7 @@ def run(
             prune_cascade=prune_cascade,
             applyset=applyset if "/" in applyset else f"default/{applyset}",
             lock=(lock if "/" in lock else f"default/{lock}") if lock else None,
+            run_record=_namespaced(run_record),
             shard=parse_shard_option(shard),
             target_label_selector=parse_selector_option(target_label_selector),
             allowed_hook_hosts=parse_hosts_option(allowed_hook_hosts),
@@ -434,16 +445,27 @@ def run(
     raise typer.Exit(int(code))
 
 
+def _namespaced(name: str | None) -> str | None:
+    if name is None or name.strip().lower() in ("", "none"):
+        return None if name is None else "none"
+    return name if "/" in name else f"default/{name}"
+
+
 def _color_default() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def main() -> None:
-    # `reconcile diff` is a command of its own; everything else is the run, as it always was
-    # (no subcommand to type).
+    # `reconcile diff` and `reconcile status` are commands of their own; everything else is
+    # the run, as it always was (no subcommand to type).
     if sys.argv[1:2] == ["diff"]:
         from reconcile.cli_diff import app as diff_app
 
         diff_app(args=sys.argv[2:], prog_name="reconcile diff")
+        return
+    if sys.argv[1:2] == ["status"]:
+        from reconcile.cli_status import app as status_app
+
+        status_app(args=sys.argv[2:], prog_name="reconcile status")
         return
     app(prog_name="reconcile")

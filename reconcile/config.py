@@ -127,6 +127,9 @@ class ReconcileSettings:
     prune_cascade: bool = False  # a pruned Namespace or CRD may take objects outside the set
     applyset: str = "default/reconcile"  # the ApplySet's parent ConfigMap, NAMESPACE/NAME
     lock: str | None = None  # --lock NAMESPACE/NAME: a Lease held while the run writes
+    # --run-record NAMESPACE/NAME: the ConfigMap a run's record is written to; None: beside
+    # the --lock Lease, under its name (no lock: no record); "none": no record
+    run_record: str | None = None
     # --allowed-hook-hosts: the only hosts webhooks may call (None: any); see specs.hook_hosts
     allowed_hook_hosts: tuple[str, ...] | None = None
     lock_holder: str = ""  # who this run is, in the Lease (default: POD_NAME, or host-pid)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from reconcile.budget import BudgetExhausted
 from reconcile.cluster.errors import AlreadyExists, ApiError, Conflict, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.objects.meta import Obj
@@ -119,7 +120,7 @@ class RunLock:
             lease["spec"] = {**spec, "leaseDurationSeconds": 1, "renewTime": self._stamp()}
             self.cluster.update(leases, lease)
             log.info("released the lock: Lease %s", self.where)
-        except ApiError as exc:
+        except (ApiError, BudgetExhausted) as exc:
             log.warning(
                 "could not release the lock (Lease %s): %s; it expires by itself", self.where, exc
             )

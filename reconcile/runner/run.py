@@ -160,7 +160,9 @@ class RunLoop:
             return self._locked_run(result, started, deadline, manifests, loaded, lock, executor)
         finally:
             executor.close()
-            lock.release()
+            # within the reserve: a lock left held past a stopped run would skip the next one
+            with self.budget.closing():
+                lock.release()
 
     def _lock(self, result: RunResult) -> RunLock | NoLock | None:
         """The run lock, taken; None when the run must not go on (skipped or failed)."""

@@ -205,6 +205,10 @@ def test_the_cronjob_command_runs_under_its_service_account(
         assert "Forbidden" not in done.stdout + done.stderr and "403" not in done.stderr
         report = json.loads(done.stdout)
         assert report["errors"] == [] and report["converged"]
+        assert "wrote the run record: ConfigMap reconcile/reconcile" in done.stderr
+        configmaps = live_backend.admin.discover("v1", "configmaps")
+        record = live_backend.admin.get(configmaps, "reconcile", namespace="reconcile")["data"]
+        assert (record["outcome"], record["holder"]) == ("succeeded", env["POD_NAME"])
         pods = live_backend.admin.discover("v1", "pods")
         assert live_backend.admin.get(pods, "your-name", namespace=example.name("hello"))
         # the same token is refused what it must not reach
@@ -337,6 +341,7 @@ def test_every_shard_runs_under_its_service_account_holding_its_own_lease(
             assert report["shard"] == f"{index}/4" and report["errors"] == []
             lease = f"reconcile/reconcile-{index}-of-4"
             assert f"released the lock: Lease {lease}" in err
+            assert f"wrote the run record: ConfigMap {lease}" in err
             synced += [
                 p["parent"]
                 for p_ in report["passes"][:1]
@@ -350,6 +355,12 @@ def test_every_shard_runs_under_its_service_account_holding_its_own_lease(
             for lease in list_all(live_backend.admin, leases, namespace="reconcile").items
         }
         assert {f"reconcile-{i}-of-4" for i in range(4)} <= held
+        configmaps = live_backend.admin.discover("v1", "configmaps")
+        records = [
+            live_backend.admin.get(configmaps, f"reconcile-{i}-of-4", namespace="reconcile")
+            for i in range(4)
+        ]
+        assert [r["data"]["shard"] for r in records] == [f"{i}/4" for i in range(4)]
         pods = live_backend.admin.discover("v1", "pods")
         created = list_all(live_backend.admin, pods, namespace=namespace).items
         assert {metadata(p)["name"] for p in created} == set(names)

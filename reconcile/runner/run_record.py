@@ -1,0 +1,150 @@
+"""The run record: after each run (not dry runs), one small ConfigMap that says what the run
+did, for `kubectl get` and `reconcile status`: when it started and ended, its outcome and
+exit code, what it changed by action, its first errors (scrubbed), the git commit it applied
+and its shard. By default it sits beside the run's Lease, under the same name, so the Role
+that lets a run take its lock lets it write its record.
+
+A run skipped because another holds the lock writes none: the record is the holder's."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.objects.meta import Obj, metadata
+from reconcile.results import RunResult
+from reconcile.secret_values import scrub
+
+log = logging.getLogger(__name__)
+
+RECORD_LABEL = "reconcile.dev/run-record"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+ERRORS_KEPT = 5
+ERROR_CHARS = 500
+
+# the record's keys, in the order `reconcile status` shows them
+FIELDS = (
+    "startTime",
+    "endTime",
+    "outcome",
+    "exitCode",
+    "shard",
+    "holder",
+    "gitCommit",
+    "gitRef",
+    "gitUrl",
+    "passes",
+    "converged",
+    "applied",
+    "failed",
+    "errorCount",
+    "errors",
+    "version",
+)
+
+
+def record_data(
+    result: RunResult,
+    exit_code: int,
+    *,
+    started: datetime,
+    ended: datetime,
+    holder: str,
+    version: str,
+) -> dict[str, str]:
+    """The record's `data`: strings only, as a ConfigMap holds them."""
+    errors = result.errors
+    applied = result.actions_by_kind(applied=True)
+    failed = sum(
+        1
+        for p in result.passes
+        for parent in p.parents()
+        for a in parent.actions
+        if a.error and a.attempted
+    )
+    data = {
+        "startTime": _stamp(started),
+        "endTime": _stamp(ended),
+        "outcome": outcome_of(result, exit_code),
+        "exitCode": str(exit_code),
+        "shard": result.shard or "",
+        "holder": holder,
+        "gitCommit": result.source.commit if result.source else "",
+        "gitRef": result.source.ref if result.source else "",
+        "gitUrl": result.source.url if result.source else "",
+        "passes": str(len(result.passes)),
+        "converged": "true" if result.converged else "false",
+        "applied": json.dumps(dict(sorted(applied.items())), separators=(",", ":")),
+        "failed": str(failed),
+        "errorCount": str(len(errors)),
+        "errors": "\n".join(_short(scrub(e)) for e in errors[:ERRORS_KEPT]),
+        "version": version,
+    }
+    return {k: v for k, v in data.items() if v != ""}
+
+
+def outcome_of(result: RunResult, exit_code: int) -> str:
+    """One word: succeeded, failed, interrupted, or stopped (the budget ended)."""
+    if result.interrupted in ("SIGINT", "SIGTERM"):
+        return "interrupted"
+    if result.interrupted:
+        return "stopped"
+    return "succeeded" if exit_code == 0 else "failed"
+
+
+def write_record(cluster: Cluster, namespace: str, name: str, data: dict[str, str]) -> None:
+    """Create or replace the record. Raises ApiError."""
+    configmaps = cluster.discover("v1", "configmaps")
+    labels = {RECORD_LABEL: "true", MANAGED_BY: "reconcile"}
+    try:
+        current = cluster.get(configmaps, name, namespace=namespace)
+    except NotFound:
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "data": data,
+        }
+        cluster.create(configmaps, body)
+        return
+    meta = metadata(current)
+    meta["labels"] = {**(meta.get("labels") or {}), **labels}
+    current["data"] = data
+    cluster.update(configmaps, current)
+
+
+def read_records(cluster: Cluster, namespace: str, name: str | None = None) -> list[Obj]:
+    """The run records of a namespace (or the one named), by name. Raises ApiError."""
+    configmaps = cluster.discover("v1", "configmaps")
+    if name is not None:
+        return [cluster.get(configmaps, name, namespace=namespace)]
+    found = list_all(
+        cluster, configmaps, namespace=namespace, label_selector=f"{RECORD_LABEL}=true"
+    )
+    return sorted(found.items, key=lambda o: str(metadata(o).get("name")))
+
+
+def record_error(exc: ApiError, namespace: str, name: str) -> str:
+    return f"the run record (ConfigMap {namespace}/{name}) could not be written: {exc}"
+
+
+def _stamp(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _short(text: str) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= ERROR_CHARS else one_line[: ERROR_CHARS - 1] + "…"
+
+
+def describe(record: Obj) -> dict[str, Any]:
+    """A record as `reconcile status` shows it: its name and data, keys in FIELDS order."""
+    data = record.get("data") or {}
+    ordered = {k: data[k] for k in FIELDS if k in data}
+    ordered.update({k: v for k, v in data.items() if k not in ordered})
+    meta = metadata(record)
+    return {"namespace": meta.get("namespace"), "name": meta.get("name"), **ordered}
