@@ -33,6 +33,7 @@ from reconcile.results import Provenance, RunResult
 from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.lock import default_holder
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
+from reconcile.runner.progress import LoggedProgress, Progress
 from reconcile.runner.run import RunLoop, shard_lock_name
 from reconcile.runner.summary import log_summary
 
@@ -414,9 +415,11 @@ def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
         settings = settings.with_manifest_paths(config.local.manifest_paths)
     try:
         with contextlib.ExitStack() as stack:
-            progress = None
+            progress: Progress | None = None
             if config.progress:
                 progress = stack.enter_context(TerminalProgress())
+            elif config.progress_interval > 0:
+                progress = stack.enter_context(LoggedProgress(config.progress_interval))
             return RunLoop(cluster, settings, progress=progress, budget=budget).run(), cluster
     except ApiError as exc:
         return _failed(result, f"the cluster failed: {exc}", budget), cluster

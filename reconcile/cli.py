@@ -148,6 +148,15 @@ def run(
             parser=seconds(),
         ),
     ] = 300.0,
+    progress_interval: Annotated[
+        float,
+        typer.Option(
+            "--progress-interval",
+            help="Off a terminal, log a progress line every this long while a pass syncs "
+            "parents (parents done of total, writes, errors, hook time); 0: never.",
+            parser=seconds(allow_zero=True),
+        ),
+    ] = 10.0,
     poll_interval: Annotated[
         float,
         typer.Option(
@@ -425,6 +434,7 @@ def run(
             color=color if color is not None else _color_default(),
         ),
         progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
+        progress_interval=progress_interval,
     )
     check_combinations(
         local=bool(local),

@@ -199,3 +199,5 @@ class RunConfig:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     progress: bool = False  # a progress bar on standard error (only on a terminal)
+    # off a terminal: a progress line in the log every this many seconds of a pass (0: none)
+    progress_interval: float = 10.0

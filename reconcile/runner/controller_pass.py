@@ -133,9 +133,10 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
 
         def sync(item: Work) -> ParentResult | None:
             if env.budget.expired:
+                env.progress.advance(None)
                 return None  # counted as not synced: the run is stopping
             synced = sync_parent(kind, item)
-            env.progress.advance()
+            env.progress.advance(synced)
             return synced
 
         synced = _fan_out(sync, work, env.workers)

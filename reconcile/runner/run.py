@@ -325,6 +325,7 @@ class RunLoop:
             self.progress or NoProgress(),
             self._keeps_generation,
         )
+        env.progress.new_pass(number)
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)

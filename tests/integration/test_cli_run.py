@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +201,30 @@ def test_a_local_run_that_finds_no_controllers_says_so_and_where_it_looked(
     assert gitops in warning and "add -R" in warning, warning
     deep = reconcile("--local", gitops, "-R", "--dry-run", "--report-format", "json", cwd=tmp_path)
     assert not [w for w in json.loads(deep.stdout)["warnings"] if "no controllers" in w]
+
+
+def test_a_long_pass_logs_its_progress_off_a_terminal(tmp_path: Path) -> None:
+    """Standard error is a pipe here, as in a CronJob: every --progress-interval of a pass, one
+    line says how far it is; --progress-interval 0 says nothing."""
+    example, one_parent = tmp_path / "hello-world", tmp_path / "one-parent"
+    shutil.copytree(EXAMPLES / "hello-world", example)
+    shutil.copytree(EXAMPLES / "hello-world", one_parent)
+    more = "".join(
+        f"---\napiVersion: example.com/v1\nkind: HelloWorld\nmetadata:\n  name: friend-{i}\n"
+        f"  namespace: hello\nspec:\n  who: Friend {i}\n"
+        for i in range(7)
+    )
+    with (example / "hello.yaml").open("a") as stream:
+        stream.write(more)
+    args = ("--workers", "1", "--report-format", "none")
+    done = reconcile("--local", str(example), *args, "--progress-interval", "200ms", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if "reconcile.progress" in line]
+    assert lines, done.stderr[-3000:]
+    assert re.search(
+        r"pass 1, \d+s: hello-controller \d+ of 8 parents; this pass \d+ parents, \d+ writes, "
+        r"0 errors, hooks \d+\.\ds$",
+        lines[0],
+    ), lines[0]
+    quiet = reconcile("--local", str(one_parent), *args, "--progress-interval", "0", cwd=tmp_path)
+    assert quiet.returncode == 0 and "reconcile.progress" not in quiet.stderr
