@@ -112,7 +112,12 @@ def write_reports(result: RunResult, config: RunConfig) -> bool:
     ok = True
     for target in config.report.targets:
         if target.path is None:
-            text = render(result, ReportFormat(target.format), color=config.report.color)
+            text = render(
+                result,
+                ReportFormat(target.format),
+                color=config.report.color,
+                verbose=config.report.verbose,
+            )
             try:
                 sys.stdout.write(text)
                 sys.stdout.flush()
@@ -125,7 +130,9 @@ def write_reports(result: RunResult, config: RunConfig) -> bool:
         mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
         try:
             with path.open(mode, encoding="utf-8") as stream:
-                stream.write(render(result, ReportFormat(target.format)))
+                stream.write(
+                    render(result, ReportFormat(target.format), verbose=config.report.verbose)
+                )
         except OSError as exc:
             log.error("could not write the %s report to %s: %s", target.format, path, exc)
             ok = False

@@ -356,6 +356,14 @@ def run(
             "$GITHUB_STEP_SUMMARY expects.",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="The text report in full: every parent (not a count of those in sync) and "
+            "every hook call (not only failed ones).",
+        ),
+    ] = False,
     color: Annotated[
         bool | None,
         typer.Option(
@@ -432,6 +440,7 @@ def run(
         report=ReportSettings(
             targets=tuple(targets),
             color=color if color is not None else _color_default(),
+            verbose=verbose,
         ),
         progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
         progress_interval=progress_interval,

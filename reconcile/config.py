@@ -187,6 +187,7 @@ class ReportTarget:
 class ReportSettings:
     targets: tuple[ReportTarget, ...] = (ReportTarget("text"),)
     color: bool = False  # ANSI colours in text on standard output
+    verbose: bool = False  # the text report in full: every parent and hook call
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,16 @@ class ReportFormat(StrEnum):
     MARKDOWN = "markdown"
 
 
-def render(result: RunResult, fmt: ReportFormat, *, color: bool = False) -> str:
-    """The report of a run in `fmt`. `color` (ANSI escapes) applies to TEXT only. Secret
-    values are redacted in every format."""
+def render(
+    result: RunResult, fmt: ReportFormat, *, color: bool = False, verbose: bool = False
+) -> str:
+    """The report of a run in `fmt`. `color` (ANSI escapes) and `verbose` (every parent and
+    hook call, not only what has news) apply to TEXT only. Secret values are redacted in every
+    format."""
     fmt = ReportFormat(fmt)  # also accepts the plain string, e.g. from a CLI option
     result = scrubbed(result)
     if fmt is ReportFormat.TEXT:
-        return render_text(result, color=color)
+        return render_text(result, color=color, verbose=verbose)
     if fmt is ReportFormat.JSON:
         # Compact: the C encoder is an order of magnitude faster on large runs (`jq .` indents).
         compact = json.dumps(report_dict(result), ensure_ascii=False, separators=(",", ":"))

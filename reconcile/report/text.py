@@ -24,6 +24,7 @@ from reconcile.report.model import (
     mode,
     ms,
     parent_summary,
+    plural,
     requests_summary,
     shard_line,
     source_line,
@@ -56,7 +57,10 @@ _OUTCOME_STYLES: dict[Outcome, str] = {
 }
 
 
-def render_text(result: RunResult, *, color: bool = False) -> str:
+def render_text(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
+    """Compact by default: parents with nothing to say are one count per controller, hook
+    calls are shown when they failed, and an error is told once where it happened (and once in
+    the summary). `verbose`: every parent and hook call."""
     out = io.StringIO()
     console = Console(
         file=out,
@@ -72,7 +76,7 @@ def render_text(result: RunResult, *, color: bool = False) -> str:
         highlight=False,
         soft_wrap=True,
     )
-    writer = _Writer(console)
+    writer = _Writer(console, verbose)
     writer.run(result)
     writer.flush()
     text = out.getvalue()
@@ -85,8 +89,9 @@ class _Writer:
     """Collects lines (and tables); `flush` prints runs of lines as one Text, which rich
     renders much faster than line by line."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, verbose: bool = False) -> None:
         self.console = console
+        self.verbose = verbose
         self.pending: list[Text] = []
 
     def line(self, *parts: str | tuple[str, str], indent: int = 0) -> None:
@@ -140,8 +145,12 @@ class _Writer:
         self.line(("Controller ", "bold"), (controller.name, "bold cyan"), *kind)
         if not controller.parents and not controller.errors:
             self.line(("no parents", "dim"), indent=2)
+        quiet = [] if self.verbose else [p for p in controller.parents if not has_news(p)]
         for parent in controller.parents:
-            self.parent(parent)
+            if not quiet or has_news(parent):
+                self.parent(parent)
+        if quiet:
+            self.line(("= ", "dim"), (f"{plural(len(quiet), 'parent')} in sync", "green"), indent=2)
         for error in controller.errors:
             self.line(("! controller error: ", "bold red"), error, indent=2)
 
@@ -158,7 +167,10 @@ class _Writer:
             indent=2,
         )
         for hook in parent.hooks:
-            self.hook(hook)
+            if self.verbose or hook.outcome is Outcome.FAILED:
+                # its error is the parent's: told once, below
+                told = not self.verbose and any(hook.error in e for e in parent.errors)
+                self.hook(hook, with_error=not told)
         group = ""
         for action in parent.actions:
             if action.action.group and action.action.group != group:
@@ -173,7 +185,7 @@ class _Writer:
             self.line(("! error: ", "bold red"), error, indent=6)
         self.flush()
 
-    def hook(self, hook: HookCall) -> None:
+    def hook(self, hook: HookCall, *, with_error: bool = True) -> None:
         parts: list[str | tuple[str, str]] = [
             ("hook ", "dim"),
             hook.hook + " ",
@@ -181,7 +193,7 @@ class _Writer:
             (f" {ms(hook.duration):g} ms  ", "dim"),
             (hook.target, "dim"),
         ]
-        if hook.error:
+        if hook.error and with_error:
             parts += [("  error: ", "bold red"), hook.error]
         self.line(*parts, indent=6)
 
@@ -213,11 +225,15 @@ class _Writer:
         table.add_row("Passes", str(t.passes))
         table.add_row("Parents synced", str(t.parents))
         table.add_row("Applied", str(t.applied))
-        table.add_row("Pending", str(t.pending))
+        # compact: the counts that are zero, but for what a run is about, go unsaid
+        if self.verbose or t.pending or result.dry_run:
+            table.add_row("Pending", str(t.pending))
         if result.server_dry_run:
             table.add_row("Server-validated", f"{t.validated} of {t.pending} pending")
-        table.add_row("Failed", str(t.failed))
-        table.add_row("Waits", str(t.waits))
+        if self.verbose or t.failed:
+            table.add_row("Failed", str(t.failed))
+        if self.verbose or t.waits:
+            table.add_row("Waits", str(t.waits))
         table.add_row("Hook calls", hooks_summary(t))
         table.add_row("API requests", requests_summary(result.requests))
         table.add_row("Errors", Text(str(t.errors), style="bold red" if t.errors else ""))

@@ -498,8 +498,16 @@ def test_json_real_run_groups_applied_actions_by_pass() -> None:
 # -- text ----------------------------------------------------------------------------------
 
 
+def test_text_folds_parents_in_sync_and_tells_each_error_once() -> None:
+    lines = render(sample(), ReportFormat.TEXT).splitlines()
+    assert "  = 1 parent in sync" in lines
+    assert not [line for line in lines if "hook sync ok" in line]
+    assert f"      hook sync failed 2500 ms  {HOOK}" in lines  # its error: the parent's, below
+    assert "      ! error: WebApp default/backend: sync hook: connection refused" in lines
+
+
 def test_text_lists_parents_actions_and_diffs() -> None:
-    text = render(sample(), ReportFormat.TEXT)
+    text = render(sample(), ReportFormat.TEXT, verbose=True)
     lines = text.splitlines()
     assert lines[0] == "reconcile dry run: 3 errors, 5 changes pending"
     assert "Controller webapps" in lines
