@@ -1,13 +1,27 @@
 # The reconcile image: `docker build -t reconcile .`
 #
-# Two stages: wheels are built in the first (pip, no compiler needed: every dependency ships
-# pure-Python or manylinux wheels), only the installed package reaches the final one.
+# Three stages: wheels are built in the first (pip, no compiler needed: every dependency ships
+# pure-Python or manylinux wheels), kustomize is fetched and checked in the second; only the
+# installed package and the kustomize binary reach the final one.
 
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY reconcile ./reconcile
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# kustomize renders directories holding a kustomization (`--manifests`, `--local`,
+# `--controllers`). A pinned release, checked against the SHA256 the release publishes in its
+# checksums.txt: a new version needs its own checksum.
+FROM python:3.11-slim AS kustomize
+ARG KUSTOMIZE_VERSION=v5.4.3
+ARG KUSTOMIZE_SHA256=3669470b454d865c8184d6bce78df05e977c9aea31c30df3c669317d43bcc7a7
+RUN python -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+      "https://github.com/kubernetes-sigs/kustomize/releases/download/kustomize%2F${KUSTOMIZE_VERSION}/kustomize_${KUSTOMIZE_VERSION}_linux_amd64.tar.gz" \
+      /tmp/kustomize.tar.gz \
+ && echo "${KUSTOMIZE_SHA256}  /tmp/kustomize.tar.gz" | sha256sum -c - \
+ && tar -xzf /tmp/kustomize.tar.gz -C /usr/local/bin kustomize \
+ && /usr/local/bin/kustomize version
 
 FROM python:3.11-slim
 # git and ssh for --git sources; certificates for https
@@ -18,6 +32,7 @@ RUN apt-get update \
  && useradd --uid 65532 --gid 65532 --home-dir /home/reconcile --create-home reconcile \
  && mkdir -p /var/cache/reconcile \
  && chown 65532:65532 /var/cache/reconcile
+COPY --from=kustomize /usr/local/bin/kustomize /usr/local/bin/kustomize
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links=/wheels reconcile-batch \
  && rm -rf /wheels

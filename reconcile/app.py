@@ -26,6 +26,7 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, ReportTarget, RunConfig
+from reconcile.files import is_standard_input, reading_inputs
 from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render
@@ -154,6 +155,7 @@ def _inputs(config: RunConfig) -> list[Path]:
             *config.reconcile.controller_paths,
             *config.reconcile.apply_paths,
         )
+        if not is_standard_input(p)
     ]
 
 
@@ -266,11 +268,13 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
     except (OutputError, OutputDirError) as exc:
         log.error("%s", exc)
         return None, ExitCode.ERROR
-    result, cluster = _run(config, budget)
-    result.source = source
-    log_summary(result)
-    reported = write_reports(result, config)
-    written = _write_output(output, cluster, result, config)
+    # the output directory is told where the controllers came from: read as the run read them
+    with reading_inputs(config.kustomize, budget):
+        result, cluster = _run(config, budget)
+        result.source = source
+        log_summary(result)
+        reported = write_reports(result, config)
+        written = _write_output(output, cluster, result, config)
     code = exit_code(result)
     if code is ExitCode.OK and not (reported and written):
         code = ExitCode.ERROR
@@ -371,6 +375,9 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
     def inside(paths: tuple[str, ...], option: str) -> tuple[str, ...]:
         found = []
         for path in paths:
+            if is_standard_input(path):  # not a path: the run's standard input, as without --git
+                found.append(path)
+                continue
             full = (root / path).resolve()
             if Path(path).is_absolute() or not full.is_relative_to(root.resolve()):
                 raise GitSourceError(
@@ -398,6 +405,8 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
             apply_paths=inside(config.reconcile.apply_paths, "--manifests"),
         ),
         local=replace(config.local, manifest_paths=inside(config.local.manifest_paths, "--local")),
+        # a kustomization in the repository may name only the repository's files
+        kustomize=replace(config.kustomize, confined_to=str(root.resolve())),
     )
     source = Provenance(checked_out.url, checked_out.ref, checked_out.commit, checked_out.subject)
     return config, source
@@ -406,6 +415,11 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
 def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
     """The run, never raising: a failure to start becomes the result's error, so a report is
     written whatever happens."""
+    with reading_inputs(config.kustomize, budget):
+        return _run_reading(config, budget)
+
+
+def _run_reading(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
     result = RunResult(
         dry_run=config.reconcile.dry_run, server_dry_run=config.reconcile.server_dry_run
     )

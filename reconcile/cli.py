@@ -21,6 +21,7 @@ from reconcile.cli_support import (
     Command,
     StdoutReport,
     check_combinations,
+    check_standard_input,
     optional_finite_non_negative,
     parse_dry_run,
     parse_hosts_option,
@@ -37,6 +38,7 @@ from reconcile.config import (
     ConnectionSettings,
     DryRunMode,
     GitSettings,
+    KustomizeSettings,
     LocalSettings,
     LogFormat,
     LoggingSettings,
@@ -339,6 +341,15 @@ def run(
             help="Read --local, --manifests and --controllers directories recursively.",
         ),
     ] = False,
+    kustomize_allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--kustomize-allow-remote",
+            help="Let a kustomization name remote bases and resources (URLs, git "
+            "repositories), fetched by kustomize when it renders: refused otherwise, since the "
+            "run would apply whatever that server says.",
+        ),
+    ] = False,
     report_format: Annotated[
         StdoutReport,
         typer.Option(
@@ -428,6 +439,7 @@ def run(
             output_dir=str(output_dir) if output_dir else None,
             kubernetes_version=kubernetes_version,
         ),
+        kustomize=KustomizeSettings(allow_remote=kustomize_allow_remote),
     )
     try:
         targets = [parse_report_file(value) for value in report_file or []]
@@ -444,6 +456,9 @@ def run(
         ),
         progress=sys.stderr.isatty() and log_format is LogFormat.TEXT,
         progress_interval=progress_interval,
+    )
+    check_standard_input(
+        {"--controllers": controllers or [], "--local": local or [], "--manifests": manifests or []}
     )
     check_combinations(
         local=bool(local),

@@ -16,6 +16,7 @@ from typer.core import TyperCommand
 
 from reconcile.cluster.memory.releases import UnsupportedVersion, release
 from reconcile.config import DryRunMode, Shard, parse_shard
+from reconcile.files import STANDARD_INPUT
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.hook_hosts import parse_host_patterns
@@ -194,6 +195,21 @@ def parse_hosts_option(values: list[str] | None) -> tuple[str, ...] | None:
         return parse_host_patterns(values)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--allowed-hook-hosts") from exc
+
+
+def check_standard_input(paths: dict[str, list[str]]) -> None:
+    """`-` (standard input) is read once: one option, once, may name it."""
+    naming = [option for option, given in paths.items() if STANDARD_INPUT in given]
+    if len(naming) > 1:
+        raise typer.BadParameter(
+            f"{' and '.join(naming)} both read standard input (-); it can be read only once",
+            param_hint=naming[-1],
+        )
+    for option in naming:
+        if paths[option].count(STANDARD_INPUT) > 1:
+            raise typer.BadParameter(
+                f"{option} names standard input (-) more than once", param_hint=option
+            )
 
 
 def check_combinations(

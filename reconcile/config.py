@@ -170,6 +170,16 @@ class GitSettings:
 
 
 @dataclass(frozen=True)
+class KustomizeSettings:
+    """How a directory holding a kustomization is rendered (`kustomize build`)."""
+
+    # --kustomize-allow-remote: bases and resources fetched from URLs and git repositories
+    allow_remote: bool = False
+    # with --git: the checkout; a base or resource that resolves outside it is refused
+    confined_to: str | None = None
+
+
+@dataclass(frozen=True)
 class MetricsSettings:
     """Where a run's Prometheus metrics go (batch jobs push them or leave them in a file)."""
 
@@ -197,6 +207,7 @@ class RunConfig:
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
     git: GitSettings = field(default_factory=GitSettings)
+    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     progress: bool = False  # a progress bar on standard error (only on a terminal)

@@ -1,4 +1,5 @@
-"""Reading manifest files: the files of a path, and the objects of a file.
+"""Reading manifests: the objects of a file, or of a text read otherwise (standard input,
+kustomize's output).
 
 A file holds YAML documents (or one JSON document, for `.json`). Documents are numbered from 1,
 as people count them; an empty one (`---` alone, only comments) is skipped. A `List`, or a
@@ -17,6 +18,8 @@ from reconcile.objects.bounds import BoundError, loads_bounded
 from reconcile.objects.yamltext import YamlError, load_documents
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# The most a text read whole from a pipe (standard input, kustomize's output) may hold.
+MAX_TEXT_BYTES = 64 * 1024 * 1024
 
 Position = tuple[int, int]  # (document, item): item 0 for a document that is not a list
 Problem = tuple[Position, str]
@@ -29,41 +32,35 @@ class Document:
     obj: dict[str, Any]
 
 
-def manifest_files(path: Path, recursive: bool = False) -> list[Path]:
-    """A file, or the manifest files in a directory (sorted; hidden entries skipped); its
-    subdirectories too when `recursive` (like `kubectl apply -f DIR -R`)."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    found = [
-        p
-        for p in (path.rglob("*") if recursive else path.glob("*"))
-        if p.suffix in MANIFEST_SUFFIXES
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(path).parts)
-    ]
-    return sorted(found, key=lambda p: p.relative_to(path).as_posix())
-
-
 def read_documents(file: Path, label: str) -> tuple[list[Document], list[Problem]]:
     """The objects of `file` (named `label` in messages) and the problems of its documents.
     Raises OSError, or ValueError (YamlError, BoundError) when the file as a whole cannot be
     read."""
     text = file.read_text(encoding="utf-8")
-    if file.suffix == ".json":
+    return parse_documents(text, label, json=file.suffix == ".json")
+
+
+def parse_documents(
+    text: str, label: str, *, json: bool = False, rendered_by: str = ""
+) -> tuple[list[Document], list[Problem]]:
+    """`read_documents` for a text already read: standard input, or what `rendered_by` (a
+    tool, named in every document's label: "dir (kustomize, document 3)") wrote. Raises
+    ValueError (YamlError, BoundError) when the text as a whole cannot be read."""
+    source = f"{label} ({rendered_by})" if rendered_by else label
+    if json:
         try:
             loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
         except BoundError as exc:  # named by file, as YAML's errors are
-            raise YamlError(label, str(exc)) from None
+            raise YamlError(source, str(exc)) from None
         except ValueError as exc:
-            raise YamlError(label, f"invalid JSON: {exc}") from None
+            raise YamlError(source, f"invalid JSON: {exc}") from None
     else:
-        loaded = load_documents(text, label)
+        loaded = load_documents(text, source)
+    prefix = f"{rendered_by}, " if rendered_by else ""
     documents: list[Document] = []
     problems: list[Problem] = []
     for number, doc in enumerate(loaded, start=1):
-        where = f"{label} (document {number})"
+        where = f"{label} ({prefix}document {number})"
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -80,7 +77,7 @@ def read_documents(file: Path, label: str) -> tuple[list[Document], list[Problem
             problems.append(((number, 0), f"{where}: {kind}.items is a YAML {_type(items)}"))
             continue
         for index, item in enumerate(items, start=1):
-            place = f"{label} (document {number}, item {index})"
+            place = f"{label} ({prefix}document {number}, item {index})"
             if isinstance(item, dict):
                 documents.append(Document(place, (number, index), item))
             else:

@@ -15,7 +15,8 @@ from reconcile.cluster.memory import builtin
 from reconcile.cluster.memory.util import clone
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
-from reconcile.files.reader import manifest_files, read_documents
+from reconcile.files.inputs import ManifestSource, manifest_sources
+from reconcile.files.kustomize import KustomizeError
 from reconcile.objects.meta import (
     SERVER_OWNED_METADATA,
     identity,
@@ -56,12 +57,15 @@ class _Doc:
 
 
 def _read_documents(
-    file: Path, label: str, index: int, failures: list[tuple[Position, str]]
+    source: ManifestSource, label: str, index: int, failures: list[tuple[Position, str]]
 ) -> list[_Doc]:
     try:
-        documents, problems = read_documents(file, label)
+        documents, problems = source.documents(label)
     except YamlError as e:
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e.reason}"))
+        return []
+    except KustomizeError as e:  # names the directory or kustomization file itself
+        failures.append(((index, 0, 0), str(e)))
         return []
     except (OSError, ValueError) as e:
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e}"))
@@ -262,15 +266,16 @@ def load_manifests(
     cluster: Cluster, path: str | os.PathLike[str], *, recursive: bool = False
 ) -> list[Obj]:
     """Create every object in a manifest file or directory (`*.yaml`, `*.yml`, `*.json`,
-    multi-document, `kind: List` flattened). Namespaced objects without a namespace go to
+    multi-document, `kind: List` flattened; a directory holding a kustomization rendered by
+    kustomize; `-` for standard input). Namespaced objects without a namespace go to
     `default`. Raises `ManifestError` listing every failure after loading all the rest; returns
     the created objects."""
     root = Path(path)
     loading = _Loading(cluster)
     docs: list[_Doc] = []
-    for index, file in enumerate(manifest_files(root, recursive)):
-        label = file.relative_to(root).as_posix() if root.is_dir() else str(file)
-        docs += _read_documents(file, label, index, loading.failures)
+    for index, source in enumerate(manifest_sources(root, recursive)):
+        label = source.label_within(root)
+        docs += _read_documents(source, label, index, loading.failures)
     namespaces = [d for d in docs if _is_namespace(d)]
     definitions = [d for d in docs if _is_crd(d)]
     rest = [d for d in docs if not _is_namespace(d) and not _is_crd(d)]

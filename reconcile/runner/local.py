@@ -31,13 +31,14 @@ def seeded_cluster(
 
 
 def controller_dirs(paths: list[Path], *, recursive: bool = False) -> dict[str, Path]:
-    """For each controller in the manifests, the directory of the file it came from (where its
-    command hooks run by default)."""
+    """For each controller in the manifests, where its command hooks run by default: the
+    directory of the file it came from, of the kustomization that rendered it, or the current
+    directory for standard input."""
     dirs: dict[str, Path] = {}
     for path in paths:
-        for file, _, obj in yaml_documents(path, recursive=recursive):
+        for home, _, obj in yaml_documents(path, recursive=recursive):
             if str(obj.get("apiVersion", "")).startswith("metacontroller.k8s.io/"):
                 name = (obj.get("metadata") or {}).get("name")
                 if isinstance(name, str):
-                    dirs[name] = file.parent.resolve()
+                    dirs[name] = home
     return dirs

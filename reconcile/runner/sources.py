@@ -14,7 +14,7 @@ import yaml
 from reconcile.budget import Budget
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.protocol import Cluster, list_all
-from reconcile.files import manifest_files, read_documents
+from reconcile.files import STANDARD_INPUT_LABEL, is_standard_input, manifest_sources
 from reconcile.objects.selectors import LabelSelector, parse_label_selector
 from reconcile.specs.composite import (
     API_VERSION,
@@ -73,16 +73,19 @@ class LoadedControllers:
 def yaml_documents(
     path: Path, *, recursive: bool = False
 ) -> list[tuple[Path, str, dict[str, Any]]]:
-    """(file, label, object) for every object in a manifest file, or in the files of a
-    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`), as
-    `reconcile.files` reads them (the label numbers documents from 1). Raises OSError, or
-    ValueError naming the first document that is not an object."""
+    """(home, label, object) for every object in a manifest file, in the files of a
+    directory (its subdirectories only when `recursive`, like `kubectl apply -f DIR -R`), in
+    what kustomize renders for a directory holding a kustomization, or on standard input (`-`),
+    as `reconcile.files` reads them (the label numbers documents from 1). `home` is where
+    command hooks of a controller read from it run: the file's directory, the kustomization's,
+    or the current directory. Raises OSError, or ValueError (KustomizeError among them) naming
+    the first document that is not an object."""
     out: list[tuple[Path, str, dict[str, Any]]] = []
-    for file in manifest_files(path, recursive):
-        documents, problems = read_documents(file, str(file))
+    for source in manifest_sources(path, recursive):
+        documents, problems = source.documents()
         if problems:
             raise ValueError(problems[0][1])
-        out.extend((file, d.label, d.obj) for d in documents)
+        out.extend((source.home, d.label, d.obj) for d in documents)
     return out
 
 
@@ -107,7 +110,7 @@ def load_from_files(
     what the controllers act on)."""
     loaded.from_files = True
     for path in paths:
-        if not path.exists():
+        if not is_standard_input(path) and not path.exists():
             loaded.fatal.append(f"{option} {path}: no such file or directory")
             continue
         try:
@@ -115,8 +118,8 @@ def load_from_files(
         except (OSError, ValueError, yaml.YAMLError) as exc:
             loaded.fatal.append(f"{option} {path}: {_one_line(exc)}")
             continue
-        loaded.sources.append(str(path))
-        for file, where, obj in documents:
+        loaded.sources.append(STANDARD_INPUT_LABEL if is_standard_input(path) else str(path))
+        for home, where, obj in documents:
             kind = obj.get("kind")
             if not _is_controller(obj):
                 if option == "--controllers" and kind not in _QUIET_IN_CONTROLLER_FILES:
@@ -124,7 +127,7 @@ def load_from_files(
                         f"{option}: ignored {_describe(obj, where)}: not a controller"
                     )
                 continue
-            base_dir = str(file.parent.resolve())
+            base_dir = str(home)
             try:
                 if kind == DECORATOR_KIND:
                     loaded.decorator.append(
