@@ -1,10 +1,16 @@
 """The GitHub Action (`github-actions/action.yml`), its steps run as the runner runs them, against
-the real control plane: a preview that does not fail the job, the outputs, the summary, a
-change that fails only when asked, an apply, and errors as at most 10 annotations."""
+the real control plane: the install, a preview that does not fail the job, the outputs, the
+summary, a change that fails only when asked, an apply, and errors as at most 10 annotations.
+
+The first test installs the package as the action does (from the repository that holds it, a
+copy of this one); the others run this test run's own environment, their install step skipped
+(an install takes a minute)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +18,7 @@ import pytest
 import yaml
 
 from reconcile.cluster import NotFound
-from tests.support.actions import run_action
+from tests.support.actions import ActionRun, run_action
 from tests.support.backends import Backend
 from tests.support.controlplane import TESTED_USER, ControlPlane
 from tests.support.examples import EXAMPLES, load_example
@@ -23,11 +29,22 @@ ACTION = ROOT / "github-actions"
 pytestmark = pytest.mark.controlplane
 
 
-@pytest.fixture(scope="module")
-def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One runner's temp directory for the module: the first run installs the package there
-    (from this repository, as the action does by default), the others find it installed."""
-    return tmp_path_factory.mktemp("runner-temp")
+@pytest.fixture
+def runner_temp(tmp_path: Path) -> Path:
+    """A runner's temp directory whose venv is this test run's environment."""
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    (temp / "reconcile-venv").symlink_to(sys.prefix)
+    return temp
+
+
+def run_installed(
+    inputs: dict[str, str], runner_temp: Path, *, cwd: Path, token: str = ""
+) -> ActionRun:
+    """The action in `runner_temp`, its install skipped; `token` the workflow's."""
+    return run_action(
+        ACTION, inputs, runner_temp, cwd=cwd, github={"token": token}, skip={"install"}
+    )
 
 
 @pytest.fixture
@@ -48,13 +65,34 @@ def controller_args() -> str:
     return f"--controllers {controller} --controller hello-controller --no-cluster-controllers"
 
 
-def test_preview_then_apply(
-    runner_temp: Path, kubeconfig: str, hello: str, live_backend: Backend, tmp_path: Path
+def action_repository(tmp_path: Path) -> Path:
+    """The action in a copy of this repository (the package's files and the action's): the
+    install is keyed on the package's files, which must not change while the test runs, and
+    this working tree may."""
+    repository = tmp_path / "action-repository"
+    shutil.copytree(ACTION, repository / "github-actions")
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "reconcile", repository / "reconcile", ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, repository / name)
+    return repository / "github-actions"
+
+
+@pytest.mark.timeout(900)  # pip, on a loaded machine, may take minutes
+def test_install_preview_then_apply(
+    kubeconfig: str, hello: str, live_backend: Backend, tmp_path: Path
 ) -> None:
+    """The package installed as the action installs it by default (from the repository that
+    holds the action), once: the later runs find it installed."""
+    action = action_repository(tmp_path)
+    runner_temp = tmp_path / "runner-temp"
     inputs = {"kubeconfig": kubeconfig, "args": controller_args()}
     mark = live_backend.mark()
-    preview = run_action(ACTION, {**inputs, "dry-run": "true"}, runner_temp, cwd=tmp_path)
+    preview = run_action(action, {**inputs, "dry-run": "true"}, runner_temp, cwd=tmp_path)
     assert preview.returncode == 0, preview.stdout[-2000:] + preview.stderr[-2000:]
+    venv = runner_temp / "reconcile-venv"
+    assert (venv / ".reconcile-install-key").read_text().startswith("reconcile-venv-Linux-X64-")
+    assert "reconcile is installed in" not in preview.stdout
     assert live_backend.mutations_since(mark) == {}
     assert preview.outputs["exit-code"] == "2"
     assert preview.outputs["changes-pending"] == "true"
@@ -65,7 +103,8 @@ def test_preview_then_apply(
     config = runner_temp / "reconcile-kubeconfig"
     assert config.stat().st_mode & 0o777 == 0o600
 
-    checked = run_action(ACTION, {**inputs, "dry-run": "server"}, runner_temp, cwd=tmp_path)
+    checked = run_action(action, {**inputs, "dry-run": "server"}, runner_temp, cwd=tmp_path)
+    assert "reconcile is installed in" in checked.stdout
     assert checked.outputs["exit-code"] == "2", checked.stdout[-2000:] + checked.stderr[-2000:]
     assert json.loads(Path(checked.outputs["report"]).read_text())["dryRunMode"] == "server"
     pods = live_backend.admin.discover("v1", "pods")
@@ -73,14 +112,14 @@ def test_preview_then_apply(
         live_backend.admin.get(pods, "your-name", namespace=hello)
 
     strict = run_action(
-        ACTION,
+        action,
         {**inputs, "dry-run": "true", "fail-on-changes": "true"},
         runner_temp,
         cwd=tmp_path,
     )
     assert strict.returncode == 2 and strict.outputs["changes-pending"] == "true"
 
-    applied = run_action(ACTION, inputs, runner_temp, cwd=tmp_path)
+    applied = run_action(action, inputs, runner_temp, cwd=tmp_path)
     assert applied.returncode == 0, applied.stdout[-2000:]
     assert applied.outputs["exit-code"] == "0" and applied.outputs["changes-pending"] == "false"
     live_backend.admin.get(pods, "your-name", namespace=hello)
@@ -90,8 +129,7 @@ def test_errors_become_at_most_ten_annotations(
     runner_temp: Path, kubeconfig: str, tmp_path: Path
 ) -> None:
     missing = " ".join(f"--controller missing-{i:02d}" for i in range(12))
-    failed = run_action(
-        ACTION,
+    failed = run_installed(
         {"kubeconfig": kubeconfig, "args": f"{controller_args()} {missing}"},
         runner_temp,
         cwd=tmp_path,
@@ -116,8 +154,7 @@ def test_the_example_workflows_use_what_the_action_declares() -> None:
 
 
 def test_a_missing_cluster_is_an_error_not_a_crash(runner_temp: Path, tmp_path: Path) -> None:
-    broken = run_action(
-        ACTION,
+    broken = run_installed(
         {"kubeconfig": "apiVersion: v1\nkind: Config\nclusters: []\n", "args": ""},
         runner_temp,
         cwd=tmp_path,
@@ -139,7 +176,7 @@ def test_a_boolean_input_other_than_true_or_false_fails_before_anything_runs(
 ) -> None:
     mark = live_backend.mark()
     inputs = {"kubeconfig": kubeconfig, "args": controller_args(), flag: value}
-    refused = run_action(ACTION, inputs, runner_temp, cwd=tmp_path)
+    refused = run_installed(inputs, runner_temp, cwd=tmp_path)
     assert refused.returncode == 1
     allowed = "true, server or false" if flag == "dry-run" else "true or false"
     assert refused.annotations == [
@@ -160,8 +197,7 @@ def test_arguments_that_do_not_split_fail_instead_of_running_with_none(
     args: str,
 ) -> None:
     mark = live_backend.mark()
-    refused = run_action(
-        ACTION,
+    refused = run_installed(
         {"kubeconfig": kubeconfig, "args": f"{controller_args()} {args}"},
         runner_temp,
         cwd=tmp_path,
@@ -176,7 +212,8 @@ def test_hooks_never_see_the_kubeconfig_input(
     runner_temp: Path, kubeconfig: str, live_backend: Backend, tmp_path: Path
 ) -> None:
     """A command hook prints its environment into the object it makes: neither the kubeconfig
-    nor its token is there (the kubeconfig is a file only reconcile reads)."""
+    nor its token is there (the kubeconfig is a file only reconcile reads), nor the workflow's
+    token (the input github-token)."""
     hook = tmp_path / "env-hook.py"
     hook.write_text(
         "import json, os, sys\n"
@@ -195,8 +232,9 @@ def test_hooks_never_see_the_kubeconfig_input(
         controllers = tmp_path / "controller.yaml"
         controllers.write_text(yaml.safe_dump(controller))
         args = f"--controllers {controllers} --no-cluster-controllers"
-        done = run_action(
-            ACTION, {"kubeconfig": kubeconfig, "args": args}, runner_temp, cwd=tmp_path
+        comment_token = "ghs_" + "workflowtoken" * 3
+        done = run_installed(
+            {"kubeconfig": kubeconfig, "args": args}, runner_temp, cwd=tmp_path, token=comment_token
         )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         configmaps = live_backend.admin.discover("v1", "configmaps")
@@ -205,5 +243,8 @@ def test_hooks_never_see_the_kubeconfig_input(
         assert "KUBECONFIG_CONTENT" not in seen
         token = json.loads(kubeconfig)["users"][0]["user"]["token"]
         assert token not in made["data"]["env"]
+        # nor the token that posts the pull request comment (the comment's own step has it)
+        assert comment_token not in made["data"]["env"]
+        assert comment_token not in done.stdout + done.stderr
     finally:
         loaded.cleanup()
