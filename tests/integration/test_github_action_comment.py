@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import yaml
 from tests.support.actions import ActionRun, run_action
 from tests.support.controlplane import free_port
 from tests.support.fake_github import MAX_BODY, FakeGitHub, Refusal
+from tests.support.gitrepo import git
 from tests.support.hookserver import serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -777,3 +779,58 @@ def test_the_preview_example_may_comment_and_the_apply_example_may_not() -> None
         for job in workflow["jobs"].values():
             for step in job["steps"]:
                 assert "github-token" not in step.get("with", {})  # the job's own token
+
+
+def test_a_diff_of_the_pull_request_is_posted_as_the_comment(
+    runner_temp: Path, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """review.yml's step, as the runner runs it: `args: diff --git ...` compares the base and
+    the head of a real repository; the differences (exit 2) are the comment, and the step
+    passes."""
+    repo = tmp_path / "workspace"
+    shutil.copytree(ROOT / "examples" / "gitops", repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Greetings")
+    base = git(repo, "rev-parse", "HEAD")
+    greetings = repo / "apps" / "greetings.yaml"
+    greetings.write_text(greetings.read_text().replace("Hello from git", "Hello from review"))
+    git(repo, "commit", "-qam", "A new hello")
+    head = git(repo, "rev-parse", "HEAD")
+    review = yaml.safe_load((ACTION / "examples" / "review.yml").read_text())
+    (step,) = [s for s in review["jobs"]["review"]["steps"] if "args" in s.get("with", {})]
+    args = (
+        step["with"]["args"]
+        .replace("${{ github.workspace }}", str(repo))
+        .replace("${{ github.event.pull_request.base.sha }}", base)
+        .replace("${{ github.event.pull_request.head.sha }}", head)
+    )
+    assert args.startswith("diff --git file://")
+    run = run_action(
+        ACTION,
+        {"args": args},
+        runner_temp,
+        env=PYTHON_FIRST | event_env(tmp_path, github.url),
+        cwd=repo,
+        github=CONTEXT,
+        skip={"install"},
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.outputs["exit-code"] == "2" and run.outputs["changes-pending"] == "true"
+    (comment,) = [c for c in github.on(PR) if c.body.startswith(MARKER)]
+    assert "### reconcile diff: 2 objects differ" in comment.body
+    assert "- data.message: Hello from git\n+ data.message: Hello from review" in comment.body
+    assert "- spec.message: Hello from git\n+ spec.message: Hello from review" in comment.body
+    assert "### reconcile diff" in run.summary
+    no_token(run)
+
+
+def test_the_review_example_needs_no_secret() -> None:
+    review = yaml.safe_load((ACTION / "examples" / "review.yml").read_text())
+    assert review[True] == "pull_request"
+    assert review["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert "secrets." not in (ACTION / "examples" / "review.yml").read_text()
+    checkout, action = review["jobs"]["review"]["steps"]
+    assert re.fullmatch(r"actions/checkout@[0-9a-f]{40}", checkout["uses"])
+    assert checkout["with"]["fetch-depth"] == 0
+    assert "kubeconfig" not in action["with"] and "dry-run" not in action["with"]
