@@ -125,6 +125,14 @@ def diff(
             envvar="RECONCILE_ALLOWED_HOOK_HOSTS",
         ),
     ] = None,
+    kustomize_allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--kustomize-allow-remote",
+            help="Let kustomizations name remote bases and resources (refused otherwise).",
+            envvar="RECONCILE_KUSTOMIZE_ALLOW_REMOTE",
+        ),
+    ] = False,
     report_format: Annotated[
         StdoutReport,
         typer.Option(
@@ -174,6 +182,7 @@ def diff(
         max_duration=max_duration,
         workers=workers,
         allowed_hook_hosts=parse_hosts_option(allowed_hook_hosts),
+        kustomize_allow_remote=kustomize_allow_remote,
         reports=tuple(targets),
     )
     configure_logging(LoggingSettings(level=log_level, format=log_format))

@@ -34,7 +34,10 @@ HELP = (
     "2 changes pending (--dry-run only); 130 / 143 interrupted by SIGINT / SIGTERM (the "
     "report of what was done is still written).\n\n"
     "Durations (--max-duration, --poll-interval, --request-timeout) are seconds (90, 0.5) or "
-    "Go durations (90s, 5m, 1h30m), at most a year."
+    "Go durations (90s, 5m, 1h30m), at most a year.\n\n"
+    "Two more commands: `reconcile diff BASE HEAD` compares what two refs or directories do, "
+    "without a cluster; `reconcile status` prints the run records of a deployment "
+    "(`reconcile diff --help`, `reconcile status --help`)."
 )
 
 

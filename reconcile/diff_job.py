@@ -14,7 +14,14 @@ from pathlib import Path
 from reconcile.app import ExitCode, from_git, keep_process_private, run_in_process, stop_on_signals
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.config import GitSettings, LocalSettings, ReconcileSettings, ReportTarget, RunConfig
+from reconcile.config import (
+    GitSettings,
+    KustomizeSettings,
+    LocalSettings,
+    ReconcileSettings,
+    ReportTarget,
+    RunConfig,
+)
 from reconcile.files.dump import dump_entries
 from reconcile.report.state_diff import Comparison, Side, StateDiff, compare_states
 from reconcile.report.state_diff_render import exit_status, render
@@ -43,6 +50,7 @@ class DiffConfig:
     max_duration: float = 300.0
     workers: int = 8
     allowed_hook_hosts: tuple[str, ...] | None = None
+    kustomize_allow_remote: bool = False
     reports: tuple[ReportTarget, ...] = (ReportTarget("text"),)
 
 
@@ -140,6 +148,7 @@ def _side_config(config: DiffConfig, where: str) -> RunConfig:
             manifest_paths=inside(config.local), kubernetes_version=config.kubernetes_version
         ),
         git=replace(config.git, ref=where) if config.git.enabled else GitSettings(),
+        kustomize=KustomizeSettings(allow_remote=config.kustomize_allow_remote),
     )
 
 

@@ -174,7 +174,7 @@ def _entry(
         namespace=namespace,
         name=name,
         change=change,
-        content=redact(content) if content is not None else None,
+        content=conventional_order(redact(content)) if content is not None else None,
     )
 
 
@@ -221,6 +221,25 @@ def _clean(obj: Obj, include_status: bool) -> Obj:
             else:
                 meta.pop("annotations", None)
         out["metadata"] = meta
+    return out
+
+
+_FIRST_KEYS = ("apiVersion", "kind", "metadata")
+_FIRST_META = ("name", "generateName", "namespace", "labels", "annotations")
+
+
+def conventional_order(obj: Obj) -> Obj:
+    """`apiVersion`, `kind`, `metadata` (name and namespace first) and the rest as they came,
+    `status` last: how people write manifests, whatever order a store kept."""
+    out: Obj = {k: obj[k] for k in _FIRST_KEYS if k in obj}
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = {k: meta[k] for k in _FIRST_META if k in meta} | {
+            k: v for k, v in meta.items() if k not in _FIRST_META
+        }
+    out.update({k: v for k, v in obj.items() if k not in out and k != "status"})
+    if "status" in obj:
+        out["status"] = obj["status"]
     return out
 
 

@@ -189,3 +189,41 @@ def test_help_and_usage(tmp_path: Path) -> None:
     usage = reconcile("diff", "only-one", cwd=tmp_path)
     # a usage error is not "differs"
     assert usage.returncode == 1 and "Missing argument 'HEAD'" in usage.stderr
+
+
+def test_a_change_to_a_kustomize_overlay(tmp_path: Path) -> None:
+    """Two checkouts of a kustomize tree: a patched value is that one field; a generator's new
+    content is a new hashed ConfigMap, the old one gone, and the Pod that refers to it."""
+    data = Path(__file__).parent / "data" / "kustomize" / "apps"
+    for side in ("base", "head"):
+        shutil.copytree(data, tmp_path / side / "apps")
+        for file in (tmp_path / side).rglob("*.yaml"):
+            file.write_text(file.read_text().replace("TEST_NAMESPACE", "kz"))
+        (tmp_path / side / "namespace.yaml").write_text(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: kz}\n"
+        )
+    overlay = tmp_path / "head" / "apps" / "overlay"
+    (overlay / "level.yaml").write_text(
+        (overlay / "level.yaml").read_text().replace("debug", "warn")
+    )
+    done = reconcile(
+        "diff", "base", "head", "--local", "namespace.yaml", "--local", "apps/overlay",
+        "--report-format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert changed(as_json(done)) == {"ConfigMap kz/settings": ("changed", ["data.level"])}
+
+    kustomization = overlay / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text().replace("from the overlay", "from review"))
+    done = reconcile(
+        "diff", "base", "head", "--local", "namespace.yaml", "--local", "apps/overlay",
+        "--report-format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    found = changed(as_json(done))
+    assert found.pop("ConfigMap kz/settings") == ("changed", ["data.level"])
+    assert found.pop("Pod kz/greeter") == (
+        "changed",
+        ["spec.containers[name=greeter].envFrom[0].configMapRef.name"],
+    )
+    assert sorted(change for change, _ in found.values()) == ["created", "deleted"]
+    assert all(name.startswith("ConfigMap kz/greeting-") for name in found)
