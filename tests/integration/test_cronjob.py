@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib.util
 import json
+import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,8 +99,91 @@ def test_the_image_has_what_the_manifests_rely_on() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'reconcile = "reconcile.cli:main"' in pyproject  # the entrypoint's console script
     assert 'name = "reconcile-batch"' in pyproject  # what the image installs
-    for copied in ("pyproject.toml", "README.md", "reconcile"):
+    for copied in ("pyproject.toml", "README.md", "LICENSE", "reconcile", "scripts"):
         assert (ROOT / copied).exists()
+        assert not re.search(rf"^/?{copied}/?$", (ROOT / ".dockerignore").read_text(), re.M)
+    # every stage from the one base, pinned by digest
+    (base,) = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", dockerfile, re.M)
+    assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", base)
+    stages = re.findall(r"^FROM (\S+)", dockerfile, re.M)
+    assert stages and set(stages) == {"${PYTHON_IMAGE}"}
+    labels = set(re.findall(r"(org\.opencontainers\.image\.[a-z.]+)=", dockerfile))
+    assert {
+        f"org.opencontainers.image.{name}"
+        for name in ("title", "description", "licenses", "version", "revision", "source")
+    } <= labels
+    assert 'org.opencontainers.image.licenses="Apache-2.0"' in dockerfile
+    assert "python /tmp/prune_schemas.py" in dockerfile  # tested below on a copy
+    assert 'license = "Apache-2.0"' in pyproject
+    assert (ROOT / "LICENSE").read_text().split()[:4] == ["Apache", "License", "Version", "2.0,"]
+
+
+def test_the_wheel_carries_the_license(tmp_path: Path) -> None:
+    """What the image (and the package index) installs is built as the image builds it."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source)
+    shutil.copytree(ROOT / "reconcile", source / "reconcile")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("reconcile_batch-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (license_file,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
+        metadata_file = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        assert "License-Expression: Apache-2.0" in archive.read(metadata_file).decode()
+
+
+def test_the_image_keeps_only_the_schemas_local_reads(tmp_path: Path) -> None:
+    """The image prunes kubernetes_validate with scripts/prune_schemas.py: run on a copy of the
+    installed package, `reconcile --local` still validates against every release's schemas
+    from what is left."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    assert spec is not None and spec.origin is not None
+    site = tmp_path / "site-packages"
+    shutil.copytree(Path(spec.origin).parent, site / "kubernetes_validate")
+    pruned = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "prune_schemas.py"), str(site)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert re.fullmatch(r"kubernetes_validate schemas: \d+ MiB -> \d+ MiB\n", pruned.stdout)
+    left = [p for p in (site / "kubernetes_validate").rglob("*.json")]
+    assert left and {p.name for p in left} == {"_definitions.json"}
+    for release in ("1.25", "1.37"):
+        done = subprocess.run(
+            [sys.executable, "-m", "reconcile", "--local", str(EXAMPLES / "hello-world"),
+             "--kubernetes-version", release, "--dry-run", "--report-format", "json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+            env={**command_env(), "PYTHONPATH": f"{site}:{ROOT}"},
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert json.loads(done.stdout)["errors"] == []
+    # an invalid object is still refused with the release's schema
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: default}\n"
+        "spec: {replicas: many}\n"
+    )
+    refused = subprocess.run(
+        [sys.executable, "-m", "reconcile", "--local", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        env={**command_env(), "PYTHONPATH": f"{site}:{ROOT}"},
+    )
+    assert refused.returncode == 1 and "spec.replicas" in refused.stdout + refused.stderr
 
 
 def test_the_cronjob_is_valid_for_a_current_release() -> None:
