@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from reconcile import __version__
-from reconcile.app import main_job
+from reconcile.cli_help import DURATION
 from reconcile.cli_support import (
     HELP,
     Command,
@@ -28,10 +28,6 @@ from reconcile.cli_support import (
     parse_selector_option,
     parse_shard_option,
     seconds,
-)
-from reconcile.cluster.memory.releases import (
-    DEFAULT_VERSION,
-    supported_versions,
 )
 from reconcile.config import (
     ApplyStrategyName,
@@ -50,7 +46,7 @@ from reconcile.config import (
     RunConfig,
 )
 from reconcile.logs import configure_logging
-from reconcile.report.targets import parse_report_file
+from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 log = logging.getLogger("reconcile")
 
@@ -70,7 +66,81 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.command(help=HELP, cls=Command)
+class RunCommand(Command):
+    panels = {  # noqa: RUF012 (a class-level table, never changed)
+        "Connection": ("kubeconfig", "context", "qps", "burst", "request_timeout"),
+        "Sources (controllers and objects)": (
+            "controllers",
+            "controller",
+            "cluster_controllers",
+            "target_label_selector",
+            "local",
+            "manifests",
+            "recursive",
+            "kustomize_allow_remote",
+            "git_url",
+            "git_ref",
+            "git_cache",
+        ),
+        "Behaviour": (
+            "dry_run",
+            "max_duration",
+            "poll_interval",
+            "workers",
+            "shard",
+            "lock",
+            "prune",
+            "prune_allow_shrink",
+            "prune_cascade",
+            "applyset",
+            "apply_strategy",
+            "force_conflicts",
+            "allowed_hook_hosts",
+            "kubernetes_version",
+        ),
+        "Output": (
+            "report_format",
+            "report_file",
+            "verbose",
+            "color",
+            "output_dir",
+            "run_record",
+            "metrics_pushgateway",
+            "metrics_file",
+            "progress_interval",
+            "log_level",
+            "log_format",
+        ),
+    }
+    metavars = {  # noqa: RUF012
+        "kubeconfig": "PATH",
+        "context": "NAME",
+        "controllers": "PATH",
+        "controller": "NAME",
+        "local": "PATH",
+        "manifests": "PATH",
+        "output_dir": "DIR",
+        "kubernetes_version": "X.Y",
+        "applyset": "[NAMESPACE/]NAME",
+        "lock": "[NAMESPACE/]NAME",
+        "run_record": "[NAMESPACE/]NAME",
+        "shard": "INDEX/COUNT",
+        "target_label_selector": "SELECTOR",
+        "allowed_hook_hosts": "HOST",
+        "metrics_pushgateway": "URL",
+        "metrics_file": "PATH",
+        "git_url": "URL",
+        "git_ref": "REF",
+        "git_cache": "DIR",
+        "report_file": "[FORMAT:]PATH",
+        "max_duration": DURATION,
+        "poll_interval": DURATION,
+        "request_timeout": DURATION,
+        "progress_interval": DURATION,
+    }
+
+
+@app.command(help=HELP, cls=RunCommand)
 def run(
     kubeconfig: Annotated[
         str | None,
@@ -114,7 +184,8 @@ def run(
         typer.Option(
             "--controllers",
             help="A YAML file or directory of controllers (repeatable). They replace cluster "
-            "controllers of the same name.",
+            "controllers of the same name. A directory holding a kustomization is rendered "
+            "by kustomize; - reads standard input.",
         ),
     ] = None,
     controller: Annotated[
@@ -172,7 +243,8 @@ def run(
         typer.Option(
             "--local",
             help="Run against an in-process cluster seeded from these manifests (CRDs, "
-            "controllers, parents, anything else) instead of a real one. Repeatable.",
+            "controllers, parents, anything else) instead of a real one. Repeatable; "
+            "kustomizations and - as for --controllers.",
         ),
     ] = None,
     output_dir: Annotated[
@@ -196,7 +268,8 @@ def run(
         typer.Option(
             "--manifests",
             help="Apply the objects in these files or directories before the controllers run "
-            "(CRDs first, then Namespaces, then the rest), recorded in an ApplySet. Repeatable.",
+            "(CRDs first, then Namespaces, then the rest), recorded in an ApplySet. Repeatable; "
+            "kustomizations and - as for --controllers.",
         ),
     ] = None,
     prune: Annotated[
@@ -441,6 +514,8 @@ def run(
         ),
         kustomize=KustomizeSettings(allow_remote=kustomize_allow_remote),
     )
+    from reconcile.report.targets import parse_report_file  # not loaded for --help
+
     try:
         targets = [parse_report_file(value) for value in report_file or []]
     except ValueError as exc:
@@ -475,6 +550,8 @@ def run(
         kubernetes_version=kubernetes_version,
     )
     configure_logging(config.logging)
+    from reconcile.app import main_job  # the run's modules: not loaded for --help or --version
+
     _, code = main_job(config)
     raise typer.Exit(int(code))
 

@@ -8,11 +8,10 @@ from typing import Annotated
 import typer
 
 from reconcile.cli_support import Command, StdoutReport, parse_hosts_option, seconds
-from reconcile.cluster.memory.releases import DEFAULT_VERSION, supported_versions
 from reconcile.config import GitSettings, LogFormat, LoggingSettings, LogLevel, ReportTarget
 from reconcile.diff_job import DiffConfig, diff_job
 from reconcile.logs import configure_logging
-from reconcile.report.targets import parse_report_file
+from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 DIFF_HELP = """\
 What a change does, without a cluster: BASE and HEAD (two directories, or with --git two
@@ -27,7 +26,8 @@ Exit status: 0 no object differs, 2 some do, 1 an error (the comparison is incom
 \b
 Examples:
   reconcile diff ../platform-main . --local apps --controllers controllers
-  reconcile diff --git https://github.com/acme/platform main my-branch --local apps
+  reconcile diff --git https://github.com/acme/platform main my-branch \\
+    --local apps --controllers controllers
 """
 
 app = typer.Typer(
@@ -160,6 +160,8 @@ def diff(
             f"{kubernetes_version!r} is not one of {', '.join(supported_versions())}",
             param_hint="--kubernetes-version",
         )
+    from reconcile.report.targets import parse_report_file  # not loaded for --help
+
     try:
         targets = [parse_report_file(value) for value in report_file or []]
     except ValueError as exc:

@@ -9,14 +9,13 @@ import os
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import typer
 from typer.core import TyperCommand
 
-from reconcile.cluster.memory.releases import UnsupportedVersion, release
+from reconcile.cli_help import write_help
 from reconcile.config import DryRunMode, Shard, parse_shard
-from reconcile.files import STANDARD_INPUT
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.hook_hosts import parse_host_patterns
@@ -43,7 +42,14 @@ HELP = (
 
 class Command(TyperCommand):
     """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
-    a CI step must never read a typo as pending changes."""
+    a CI step must never read a typo as pending changes. Help is plain text in `panels`
+    (cli_help)."""
+
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {}
+    metavars: ClassVar[dict[str, str]] = {}
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        write_help(self, ctx, formatter, self.panels, self.metavars)
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
@@ -202,6 +208,8 @@ def parse_hosts_option(values: list[str] | None) -> tuple[str, ...] | None:
 
 def check_standard_input(paths: dict[str, list[str]]) -> None:
     """`-` (standard input) is read once: one option, once, may name it."""
+    from reconcile.files import STANDARD_INPUT  # the readers: not loaded for --help
+
     naming = [option for option, given in paths.items() if STANDARD_INPUT in given]
     if len(naming) > 1:
         raise typer.BadParameter(
@@ -257,6 +265,8 @@ def check_combinations(
             raise typer.BadParameter(
                 "--kubernetes-version needs --local", param_hint="--kubernetes-version"
             )
+        from reconcile.cluster.memory.releases import UnsupportedVersion, release
+
         try:
             release(kubernetes_version)
         except UnsupportedVersion as exc:

@@ -65,7 +65,7 @@ def _live(plane: ControlPlane, user: str) -> LiveCluster:
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == "memory":
         from reconcile.cluster.memory import MemoryCluster
-        from reconcile.cluster.memory.releases import TEST_CONTROL_PLANE_VERSION
+        from reconcile.releases import TEST_CONTROL_PLANE_VERSION
 
         # the release of the test control plane, so both backends answer the same contract
         store = MemoryCluster(kubernetes_version=TEST_CONTROL_PLANE_VERSION)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import reconcile.app
 from reconcile import __version__
 from reconcile.cli import app
 
@@ -82,7 +83,6 @@ def test_dry_run_modes(
     mode: tuple[bool, bool],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from reconcile import cli
     from reconcile.config import RunConfig
 
     seen: list[RunConfig] = []
@@ -91,7 +91,7 @@ def test_dry_run_modes(
         seen.append(config)
         return None, 0
 
-    monkeypatch.setattr(cli, "main_job", job)
+    monkeypatch.setattr(reconcile.app, "main_job", job)  # imported by the command when it runs
     result = runner.invoke(app, args, env={"RECONCILE_DRY_RUN": env} if env else None)
     assert result.exit_code == 0, result.output
     settings = seen[0].reconcile

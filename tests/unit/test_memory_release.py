@@ -10,14 +10,10 @@ import pytest
 
 from reconcile.cluster.errors import BadRequest, Invalid, NotFound
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.memory.releases import (
-    DEFAULT_VERSION,
-    UnsupportedVersion,
-    release,
-    supported_versions,
-)
+from reconcile.cluster.memory.releases import UnsupportedVersion, release
 from reconcile.cluster.types import Obj
 from reconcile.objects.quantity import canonical_quantity
+from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 Spec = dict[str, Any]
 

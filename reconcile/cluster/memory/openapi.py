@@ -15,7 +15,6 @@ the API server's decoder does to the fields it knows the types of:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -23,26 +22,14 @@ from typing import Any
 
 from reconcile.cluster.memory import validation as v
 from reconcile.objects.quantity import canonical_quantity
+from reconcile.releases import SCHEMA_PACKAGE
 
 Schema = dict[str, Any]
 
-_PACKAGE = "kubernetes_validate"
-_SCHEMA_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
+_PACKAGE = SCHEMA_PACKAGE
 _REF_PREFIX = "#/$defs/"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-
-
-@lru_cache(maxsize=1)
-def schema_releases() -> tuple[str, ...]:
-    """The releases (`1.25`, ...) whose schemas are installed, oldest first."""
-    root = resources.files(_PACKAGE).joinpath("kubernetes-json-schema")
-    found: list[tuple[int, int]] = []
-    for entry in root.iterdir():
-        match = _SCHEMA_DIR.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), int(match.group(2))))
-    return tuple(f"{major}.{minor}" for major, minor in sorted(found))
 
 
 @dataclass

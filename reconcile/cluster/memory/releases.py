@@ -13,11 +13,15 @@ import re
 from dataclasses import dataclass
 
 from reconcile.cluster.memory.builtin import RESOURCES_1_20, STABLE_RESOURCES
-from reconcile.cluster.memory.openapi import ReleaseSchemas, release_schemas, schema_releases
+from reconcile.cluster.memory.openapi import ReleaseSchemas, release_schemas
 from reconcile.cluster.types import ResourceInfo
+from reconcile.releases import (
+    DEFAULT_VERSION,
+    TEST_CONTROL_PLANE_VERSION,
+    schema_releases,
+    supported_versions,
+)
 
-DEFAULT_VERSION = "1.37"
-TEST_CONTROL_PLANE_VERSION = "1.20"
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
 
 
@@ -31,10 +35,6 @@ class Release:
     minor: int
     schemas: ReleaseSchemas
     resources: tuple[ResourceInfo, ...]
-
-
-def supported_versions() -> tuple[str, ...]:
-    return (TEST_CONTROL_PLANE_VERSION, *schema_releases())
 
 
 def release(version: str | None = None) -> Release:

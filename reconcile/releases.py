@@ -1,0 +1,30 @@
+"""The Kubernetes releases `--local` can behave as: 1.20 (the test control plane's) and each
+release whose schemas kubernetes_validate installs. Light on purpose: `--help` names them
+without loading the in-process cluster."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+DEFAULT_VERSION = "1.37"
+TEST_CONTROL_PLANE_VERSION = "1.20"
+SCHEMA_PACKAGE = "kubernetes_validate"
+SCHEMA_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
+
+
+@lru_cache(maxsize=1)
+def schema_releases() -> tuple[str, ...]:
+    """The releases (`1.25`, ...) whose schemas are installed, oldest first."""
+    root = resources.files(SCHEMA_PACKAGE).joinpath("kubernetes-json-schema")
+    found: list[tuple[int, int]] = []
+    for entry in root.iterdir():
+        match = SCHEMA_DIR.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), int(match.group(2))))
+    return tuple(f"{major}.{minor}" for major, minor in sorted(found))
+
+
+def supported_versions() -> tuple[str, ...]:
+    return (TEST_CONTROL_PLANE_VERSION, *schema_releases())
