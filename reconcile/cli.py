@@ -19,6 +19,11 @@ from reconcile.cli_help import DURATION
 from reconcile.cli_support import (
     HELP,
     Command,
+    ContextOption,
+    KubeconfigOption,
+    LogFormatOption,
+    LogLevelOption,
+    OnlyControllerOption,
     StdoutReport,
     check_combinations,
     check_standard_input,
@@ -142,16 +147,8 @@ class RunCommand(Command):
 
 @app.command(help=HELP, cls=RunCommand)
 def run(
-    kubeconfig: Annotated[
-        str | None,
-        typer.Option(
-            "--kubeconfig",
-            help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).",
-        ),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context to use.")
-    ] = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     qps: Annotated[
         float | None,
         typer.Option(
@@ -170,13 +167,8 @@ def run(
             parser=seconds(),
         ),
     ] = 30.0,
-    log_level: Annotated[
-        LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
-    ] = LogLevel.INFO,
-    log_format: Annotated[
-        LogFormat,
-        typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
-    ] = LogFormat.TEXT,
+    log_level: LogLevelOption = LogLevel.INFO,
+    log_format: LogFormatOption = LogFormat.TEXT,
     controllers: Annotated[
         # str, not Path: click splits a Path list from the environment on ":", and the
         # README promises whitespace (RECONCILE_MANIFESTS="apps crds") as for every list.
@@ -188,10 +180,7 @@ def run(
             "by kustomize; - reads standard input.",
         ),
     ] = None,
-    controller: Annotated[
-        list[str] | None,
-        typer.Option("--controller", help="Run only this controller (repeatable)."),
-    ] = None,
+    controller: OnlyControllerOption = None,
     cluster_controllers: Annotated[
         bool,
         typer.Option(

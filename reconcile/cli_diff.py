@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from reconcile.cli_support import Command, StdoutReport, parse_hosts_option, seconds
+from reconcile.cli_support import (
+    Command,
+    LogFormatOption,
+    LogLevelOption,
+    OnlyControllerOption,
+    StdoutReport,
+    parse_hosts_option,
+    seconds,
+)
 from reconcile.config import GitSettings, LogFormat, LoggingSettings, LogLevel, ReportTarget
 from reconcile.diff_job import DiffConfig, diff_job
 from reconcile.logs import configure_logging
@@ -76,10 +84,7 @@ def diff(
             "in the --local manifests run too.",
         ),
     ] = None,
-    controller: Annotated[
-        list[str] | None,
-        typer.Option("--controller", help="Run only this controller (repeatable)."),
-    ] = None,
+    controller: OnlyControllerOption = None,
     recursive: Annotated[
         bool,
         typer.Option("-R", "--recursive", help="Read directories recursively."),
@@ -147,13 +152,8 @@ def diff(
             "json), or PATH whose suffix says (.md, .json).",
         ),
     ] = None,
-    log_level: Annotated[
-        LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
-    ] = LogLevel.WARNING,
-    log_format: Annotated[
-        LogFormat,
-        typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
-    ] = LogFormat.TEXT,
+    log_level: LogLevelOption = LogLevel.WARNING,
+    log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
     if kubernetes_version is not None and kubernetes_version not in supported_versions():
         raise typer.BadParameter(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from reconcile.cli_support import Command
+from reconcile.cli_support import Command, ContextOption, KubeconfigOption
 from reconcile.config import ConnectionSettings
 from reconcile.status_job import status_job
 
@@ -40,16 +40,8 @@ def status(
         str,
         typer.Option("-n", "--namespace", help="Where the records are (the CronJob's namespace)."),
     ] = "reconcile",
-    kubeconfig: Annotated[
-        str | None,
-        typer.Option(
-            "--kubeconfig",
-            help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).",
-        ),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context to use.")
-    ] = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: Annotated[
         str,
         typer.Option("-o", "--output", help="text or json."),

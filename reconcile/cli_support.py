@@ -9,13 +9,13 @@ import os
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import typer
 from typer.core import TyperCommand
 
 from reconcile.cli_help import write_help
-from reconcile.config import DryRunMode, Shard, parse_shard
+from reconcile.config import DryRunMode, LogFormat, LogLevel, Shard, parse_shard
 from reconcile.objects.selectors import SelectorError, parse_label_selector
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.hook_hosts import parse_host_patterns
@@ -38,6 +38,30 @@ HELP = (
     "without a cluster; `reconcile status` prints the run records of a deployment "
     "(`reconcile diff --help`, `reconcile status --help`)."
 )
+
+
+# Options that several commands share, declared once.
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).",
+    ),
+]
+ContextOption = Annotated[
+    str | None, typer.Option("--context", help="The kubeconfig context to use.")
+]
+OnlyControllerOption = Annotated[
+    list[str] | None,
+    typer.Option("--controller", help="Run only this controller (repeatable)."),
+]
+LogLevelOption = Annotated[
+    LogLevel, typer.Option("--log-level", case_sensitive=False, help="Log verbosity.")
+]
+LogFormatOption = Annotated[
+    LogFormat,
+    typer.Option("--log-format", case_sensitive=False, help="Log lines as text or JSON."),
+]
 
 
 class Command(TyperCommand):
