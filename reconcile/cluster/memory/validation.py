@@ -105,8 +105,14 @@ def unsupported(field: str, value: Any, supported: list[str]) -> FieldError:
     return FieldError(field, "Unsupported value", detail, value, has_value=True)
 
 
+class GoLiteral(str):
+    """A value already written as Go prints it in a field error."""
+
+
 def _go_value(value: Any) -> str:
     """Roughly how Go's `%#v` / `%q` print the offending value in field errors."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, bool):
@@ -342,3 +348,7 @@ def check_type(resource: ResourceInfo, body: Obj) -> None:
         )
     body["apiVersion"] = resource.api_version
     body["kind"] = resource.kind
+
+
+def duplicate(field: str, value: Any) -> FieldError:
+    return FieldError(field, "Duplicate value", "", value, has_value=True)

@@ -113,7 +113,7 @@ class WritePath:
             else:
                 body["status"] = self.admission.initial_status(info, body)
         if self.registry.is_custom(group_resource):
-            v.raise_invalid(info, name, apply_schema(self.schema(info), body))
+            v.raise_invalid(info, name, apply_schema(self.schema(info), body, self.release.minor))
         body["apiVersion"] = storage.api_version
         body = fold_string_data(body)  # as the API server stores Secrets
         if (problem := undecodable_data(body)) is not None:
@@ -202,7 +202,7 @@ class WritePath:
             v.raise_invalid(info, str(meta["name"]), errors)
             self.admission.update(info, stored, body, str(meta["name"]))
         if self.registry.is_custom(group_resource):
-            errors += apply_schema(self.schema(info), body)
+            errors += apply_schema(self.schema(info), body, self.release.minor)
         if is_deleting(stored):
             errors += v.no_new_finalizers(finalizers_of(stored), finalizers_of(body))
         v.raise_invalid(info, str(meta["name"]), errors)
