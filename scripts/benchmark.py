@@ -15,6 +15,13 @@ peak RSS, and (live) the CPU time of kube-apiserver + etcd.
     .venv/bin/python scripts/benchmark.py --parents 1000 --children 5 [--backend live|memory|both]
     .venv/bin/python scripts/benchmark.py --parents 1000,10000 --backend live --no-compare
     .venv/bin/python scripts/benchmark.py --scenario map --inputs 1000 [--backend ...]
+    .venv/bin/python scripts/benchmark.py --scenario command --parents 200,1000
+
+The command scenario runs `reconcile --local` over N parents whose sync hook is a three-line
+Python command, once with `protocol: exec` (one process per call) and once with
+`protocol: lines` (one process per worker), and prints side by side the cold run's wall time
+and the time of its last pass, which finds nothing to do (the converged pass: one hook call
+per parent, no writes).
 
 With several `--parents` sizes, it ends with the ratios of time, CPU and peak RSS between the
 smallest and the largest (linear in parents: the same ratio as the sizes).
@@ -128,6 +135,107 @@ def start_hook(scenario: str, children: int) -> tuple[subprocess.Popen[str], str
     assert process.stdout is not None
     base = process.stdout.readline().split()[-1].rstrip("/")  # "serving on http://..."
     return process, f"{base}/{'map' if scenario == 'map' else 'sync'}"
+
+
+# -- command hooks: exec vs lines ------------------------------------------------------------
+
+COMMAND_HOOK = """import json, sys
+for line in (sys.stdin if "--lines" in sys.argv else [sys.stdin.read()]):
+    print(json.dumps({"status": {"n": 1}, "children": []}), flush=True)
+"""
+
+
+def command_inputs(directory: Path, parents: int, protocol: str) -> None:
+    directory.mkdir(parents=True)
+    (directory / "hook.py").write_text(COMMAND_HOOK)
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"things.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    argv = [sys.executable, "hook.py", *(["--lines"] if protocol == "lines" else [])]
+    controller = {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "CompositeController",
+        "metadata": {"name": "things"},
+        "spec": {
+            "generateSelector": True,
+            "parentResource": {"apiVersion": f"{GROUP}/v1", "resource": "things"},
+            "hooks": {"sync": {"command": {"argv": argv, "protocol": protocol}}},
+        },
+    }
+    things = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
+    things += [
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Thing",
+            "metadata": {"name": f"thing-{i}", "namespace": NAMESPACE},
+            "spec": {"i": i},
+        }
+        for i in range(parents)
+    ]
+    (directory / "crd.yaml").write_text(yaml.safe_dump(crd))
+    (directory / "controller.yaml").write_text(yaml.safe_dump(controller))
+    (directory / "things.yaml").write_text(yaml.safe_dump_all(things))
+
+
+def bench_command(parents: int) -> None:
+    figures: dict[str, tuple[float, float, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for protocol in ("exec", "lines"):
+            inputs, report = Path(tmp) / protocol, Path(tmp) / f"{protocol}.json"
+            command_inputs(inputs, parents, protocol)
+            started = time.monotonic()
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "reconcile",
+                    "--local",
+                    str(inputs),
+                    "--workers",
+                    WORKERS[0],
+                    "--max-duration",
+                    "3600s",
+                    "--report-file",
+                    f"json:{report}",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            wall = time.monotonic() - started
+            if done.returncode != 0:
+                raise SystemExit(f"{protocol}: reconcile failed: {done.stderr[-2000:]}")
+            result = json.loads(report.read_text())
+            last = result["passes"][-1]["durationSeconds"]
+            figures[protocol] = (wall, last, len(result["passes"]))
+    print(f"\n{parents} parents, a three-line Python command hook, --workers {WORKERS[0]}")
+    print(f"{'':28}{'exec':>12}{'lines':>12}{'ratio':>10}")
+    for index, label in ((0, "cold run (wall, s)"), (1, "converged pass (s)")):
+        exec_s, lines_s = figures["exec"][index], figures["lines"][index]
+        print(f"{label:28}{exec_s:12.2f}{lines_s:12.2f}{exec_s / lines_s:9.1f}x")
+    print(f"{'passes':28}{figures['exec'][2]:12d}{figures['lines'][2]:12d}")
 
 
 # -- the scenario ----------------------------------------------------------------------------
@@ -594,9 +702,10 @@ def main() -> None:
     parser.add_argument("--backend", choices=["memory", "live", "both"], default="both")
     parser.add_argument(
         "--scenario",
-        choices=["composite", "map"],
+        choices=["composite", "map", "command"],
         default="composite",
-        help="composite: parents x children; map: one MapController parent over --inputs",
+        help="composite: parents x children; map: one MapController parent over --inputs; "
+        "command: --local, a command hook in exec mode vs lines mode",
     )
     parser.add_argument("--inputs", type=int, default=1000, help="inputs of the map scenario")
     parser.add_argument(
@@ -623,6 +732,10 @@ def main() -> None:
     if args.apply_strategy is not None:
         RECONCILE_OPTIONS.extend(["--apply-strategy", args.apply_strategy])
     WORKERS[0] = str(args.workers)
+    if args.scenario == "command":
+        for parents in args.parents:
+            bench_command(parents)
+        return
     scenarios: list[Scenario] = []
     if args.scenario == "map":
         title = f"1 MapController parent x {args.inputs} input ConfigMaps (1 output each)"

@@ -2,6 +2,8 @@
 
     python3 hooks.py sync          # a local command hook: request JSON on stdin, response on
                                    # stdout
+    python3 hooks.py --lines sync  # a long-lived one (`protocol: lines`): one request per line
+                                   # on stdin, one response per line on stdout, until stdin ends
     python3 hooks.py --serve 8080  # webhooks on 127.0.0.1:8080: POST /sync, /customize, ...
                                    # (port 0 picks a free port; the first line printed says which)
 
@@ -47,12 +49,29 @@ def serve(hooks: dict[str, Hook], port: int) -> None:
     server.serve_forever()
 
 
+def answer_lines(hook: Hook) -> None:
+    """One compact JSON response line per request line, flushed at once. While the hook runs,
+    what it prints goes to stderr: stdout carries the answers only."""
+    answers = sys.stdout
+    sys.stdout = sys.stderr
+    for line in sys.stdin.buffer:
+        if line.strip():
+            answers.write(json.dumps(hook(json.loads(line)), separators=(",", ":")) + "\n")
+            answers.flush()
+
+
 def run(hooks: dict[str, Hook]) -> None:
     args = sys.argv[1:]
     if args[:1] == ["--serve"]:
         serve(hooks, int(args[1]) if len(args) > 1 else 8080)
         return
+    lines = args[:1] == ["--lines"]
+    if lines:
+        args = args[1:]
     name = args[0] if args else "sync"
     if name not in hooks:
         sys.exit(f"unknown hook {name!r}; expected one of: {', '.join(hooks)}")
+    if lines:
+        answer_lines(hooks[name])
+        return
     json.dump(hooks[name](json.load(sys.stdin)), sys.stdout)

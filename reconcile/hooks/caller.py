@@ -13,14 +13,16 @@ from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
 from reconcile.hooks.credentials import Credentials, ObjectReader
 from reconcile.hooks.errors import HookResult
+from reconcile.hooks.lines import LinesTransport
 from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
-from reconcile.specs.hooks import HookSpec
+from reconcile.specs.hooks import CommandProtocol, HookSpec
 
 
 class HookCaller:
     """Calls hooks: webhooks over one shared `requests.Session` (connection reuse) with the etag
-    cache, local commands as subprocesses. Thread-safe; one per run; `close()` it at the end (or
-    use it as a context manager).
+    cache, local commands as subprocesses (one per call, or with `protocol: lines` at most
+    `workers` long-lived ones per hook). Thread-safe; one per run; `close()` it at the end (or
+    use it as a context manager), or `stop_processes()` at the end of each run.
 
     `max_429_retries` bounds the retries of a webhook answering 429; `sleep` waits out its
     Retry-After; `clock` times calls and ages the etag cache; `base_dir` is where a command's
@@ -40,6 +42,7 @@ class HookCaller:
         pool_size: int = POOL_SIZE,
         read_object: ObjectReader | None = None,
         allowed_hosts: tuple[str, ...] | None = None,
+        workers: int = 8,
     ) -> None:
         budget = budget or Budget()
         self._webhooks = WebhookTransport(
@@ -52,6 +55,7 @@ class HookCaller:
             allowed_hosts=allowed_hosts,
         )
         self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
+        self._lines = LinesTransport(base_dir=base_dir, clock=clock, budget=budget, workers=workers)
         self._lock = threading.Lock()
         self._calls = 0
 
@@ -64,6 +68,8 @@ class HookCaller:
         if hook.webhook is not None:
             return self._webhooks.call(hook, hook.webhook, request)
         assert hook.command is not None
+        if hook.command.protocol is CommandProtocol.LINES:
+            return self._lines.call(hook, hook.command, request)
         return self._commands.call(hook, hook.command, request)
 
     @property
@@ -72,7 +78,12 @@ class HookCaller:
         with self._lock:
             return self._calls
 
+    def stop_processes(self) -> None:
+        """Stop the long-lived command processes (the next call starts new ones)."""
+        self._lines.close()
+
     def close(self) -> None:
+        self._lines.close()
         self._webhooks.close()
 
     def __enter__(self) -> HookCaller:

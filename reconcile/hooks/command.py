@@ -65,7 +65,7 @@ def resolve_program(name: str, working_dir: Path, env: dict[str, str]) -> str | 
 
 
 @dataclass
-class _Output:
+class BoundedOutput:
     """What a command printed, with bounded memory: stdout up to `limit` (then `too_large`),
     stderr's tail only (`stderr_cut` when its start was dropped)."""
 
@@ -110,20 +110,20 @@ class CommandTransport:
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
         data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         timeout = self._budget.bound(spec.timeout)
-        proc = self._spawn(hook, spec)
+        proc = spawn(hook, spec, self.base_dir)
         try:
             output, finished = self._communicate(proc, data, timeout)
         except BaseException:
-            _stop(proc)
+            stop_process_group(proc)
             raise
         if output.too_large:
-            _stop(proc)
+            stop_process_group(proc)
             mib = MAX_RESPONSE_BYTES // (1024 * 1024)
             raise HookError(
                 hook, "too-large", f"stdout over the {mib} MiB limit on a hook (process killed)"
             )
         if not finished:
-            _stop(proc)
+            stop_process_group(proc)
             if self._budget.expired and (timeout < spec.timeout or self._budget.interrupted_by):
                 raise BudgetExhausted(
                     f"{hook.owner}: {hook.name} hook {hook.target} (process group killed)",
@@ -136,7 +136,7 @@ class CommandTransport:
             )
 
         if output.abandoned:
-            _stop(proc)
+            stop_process_group(proc)
             log.warning(
                 "%s: %s hook %s exited, but a process it started still holds its output: "
                 "not waited for (its output after the exit is not read)",
@@ -159,7 +159,7 @@ class CommandTransport:
             remember_secrets_in(b"".join(output.stdout))
             tail = tail_excerpt(stderr, cut_before=output.stderr_cut)
             if code < 0:
-                detail = f"killed by signal {_signal_name(-code)}"
+                detail = f"killed by signal {signal_name(-code)}"
             else:
                 detail = f"exited with status {code}"
             detail += f": {one_line(tail.splitlines()[-1])}" if tail else " (no stderr)"
@@ -176,14 +176,14 @@ class CommandTransport:
 
     def _communicate(
         self, proc: subprocess.Popen[bytes], data: bytes, timeout: float
-    ) -> tuple[_Output, bool]:
+    ) -> tuple[BoundedOutput, bool]:
         """Feed stdin and read both outputs in this thread (non-blocking pipes, so nothing is
         ever stuck in a read or write that the run's end could not stop), in steps of at most
         POLL. True when the command exited, and its output ended, within `timeout`; a process
         it started that keeps the output open after it exited is not waited for past
         KILL_GRACE (`abandoned`)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        output = _Output(MAX_RESPONSE_BYTES)
+        output = BoundedOutput(MAX_RESPONSE_BYTES)
         pipes = selectors.DefaultSelector()
         for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
             os.set_blocking(pipe.fileno(), False)
@@ -213,13 +213,13 @@ class CommandTransport:
                     return output, True
                 for key, _ in pipes.select(timeout=min(POLL, deadline - now)):
                     if key.data == "stdin":
-                        pending = _write_some(proc.stdin, pending)
+                        pending = write_some(proc.stdin, pending)
                         if not pending:
                             pipes.unregister(proc.stdin)
                             with contextlib.suppress(OSError):
                                 proc.stdin.close()
                         continue
-                    chunk = _read_some(key.fileobj)  # type: ignore[arg-type]
+                    chunk = read_some(key.fileobj)  # type: ignore[arg-type]
                     if chunk is None:
                         continue
                     if not chunk:
@@ -233,34 +233,37 @@ class CommandTransport:
         finally:
             pipes.close()
 
-    def _spawn(self, hook: HookSpec, spec: CommandSpec) -> subprocess.Popen[bytes]:
-        if not spec.argv:
-            raise HookError(hook, "spawn", "no command given (argv is empty)")
-        working_dir = resolve_working_dir(spec, self.base_dir)
-        if not working_dir.is_dir():
-            raise HookError(hook, "spawn", f"working directory {working_dir} does not exist")
-        env = hook_environment(spec, os.environ, SEEN.knows)
-        program = resolve_program(spec.argv[0], working_dir, env)
-        if program is None:
-            raise HookError(hook, "spawn", f"cannot start {spec.argv[0]!r}: not found on PATH")
-        try:
-            return subprocess.Popen(
-                list(spec.argv),
-                executable=program,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=working_dir,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            problem = exc.strerror or str(exc)
-            raise HookError(hook, "spawn", f"cannot start {program}: {problem}") from None
+
+def spawn(hook: HookSpec, spec: CommandSpec, base_dir: Path | None) -> subprocess.Popen[bytes]:
+    """The command started in a process group of its own, with the curated environment
+    (hooks/environment.py) and three pipes; HookError 'spawn' when it cannot start."""
+    if not spec.argv:
+        raise HookError(hook, "spawn", "no command given (argv is empty)")
+    working_dir = resolve_working_dir(spec, base_dir)
+    if not working_dir.is_dir():
+        raise HookError(hook, "spawn", f"working directory {working_dir} does not exist")
+    env = hook_environment(spec, os.environ, SEEN.knows)
+    program = resolve_program(spec.argv[0], working_dir, env)
+    if program is None:
+        raise HookError(hook, "spawn", f"cannot start {spec.argv[0]!r}: not found on PATH")
+    try:
+        return subprocess.Popen(
+            spec.argv,
+            executable=program,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=working_dir,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+        raise HookError(hook, "spawn", f"cannot start {program}: {problem}") from None
 
 
-def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
+def write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
     """What is left to write after one non-blocking write; nothing once the command closed its
     input (a command need not read it)."""
     try:
@@ -272,7 +275,7 @@ def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
     return pending[written:]
 
 
-def _read_some(pipe: IO[bytes]) -> bytes | None:
+def read_some(pipe: IO[bytes]) -> bytes | None:
     """One non-blocking read: the bytes, b"" at the end, None when there is nothing yet."""
     try:
         return os.read(pipe.fileno(), 64 * 1024)
@@ -280,7 +283,7 @@ def _read_some(pipe: IO[bytes]) -> bytes | None:
         return None
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the command's whole process group, reap it and close its pipes (the reader
     threads end with them)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -295,7 +298,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
     except ValueError:

@@ -76,6 +76,7 @@ class RunLoop:
             pool_size=max(32, 2 * settings.workers + 4),
             read_object=object_reader(cluster),
             allowed_hosts=settings.allowed_hook_hosts,
+            workers=max(1, settings.workers),
         )
         self.clock = clock
         self._keeps_generation: dict[str, bool] = {}  # per parent resource, read once a run
@@ -112,6 +113,12 @@ class RunLoop:
         )
 
     def run(self) -> RunResult:
+        try:
+            return self._run()
+        finally:
+            self.hooks.stop_processes()  # no long-lived hook process outlives the run
+
+    def _run(self) -> RunResult:
         self._retries = 0
         started = self.clock()
         deadline = started + self.settings.max_duration

@@ -68,6 +68,15 @@ class WebhookSpec:
     security: WebhookSecurity = field(default_factory=WebhookSecurity)
 
 
+class CommandProtocol(StrEnum):
+    """How a command hook is run: `exec` starts it once per call (the request on stdin, the
+    response on stdout, then it exits); `lines` starts it once per worker and keeps it, one
+    compact JSON request per line on its stdin, one JSON response per line on its stdout."""
+
+    EXEC = "exec"
+    LINES = "lines"
+
+
 class HookVersion(StrEnum):
     """Metacontroller's hook API versions. v2 keys every object map of a request
     `namespace/name` (`name` for a cluster-scoped object), whatever the parent's scope, and
@@ -87,6 +96,7 @@ class CommandSpec:
     env: tuple[tuple[str, str], ...] = ()
     # variables of the run's environment passed through (checked by specs.hook_env)
     inherit_env: tuple[str, ...] = ()
+    protocol: CommandProtocol = CommandProtocol.EXEC
 
 
 @dataclass(frozen=True)

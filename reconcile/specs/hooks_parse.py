@@ -8,7 +8,14 @@ from dataclasses import replace
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
 from reconcile.specs.hook_env import refusal
-from reconcile.specs.hooks import CommandSpec, EtagSettings, HookSpec, HookVersion, WebhookSpec
+from reconcile.specs.hooks import (
+    CommandProtocol,
+    CommandSpec,
+    EtagSettings,
+    HookSpec,
+    HookVersion,
+    WebhookSpec,
+)
 from reconcile.specs.webhook_security import (
     SECURITY_FIELDS,
     EndpointConfig,
@@ -74,7 +81,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
 
 
 def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
-    fields.reject_unknown({"argv", "timeout", "workingDir", "env", "inheritEnv"})
+    fields.reject_unknown({"argv", "timeout", "workingDir", "env", "inheritEnv", "protocol"})
     argv = fields.strings("argv")
     if not argv or not argv[0]:
         raise fields.error(
@@ -89,7 +96,15 @@ def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
         working_dir=working_dir,
         env=tuple(sorted(fields.string_map("env").items())),
         inherit_env=_inherit_env(fields),
+        protocol=_protocol(fields),
     )
+
+
+def _protocol(fields: Fields) -> CommandProtocol:
+    text = fields.string("protocol", CommandProtocol.EXEC.value)
+    if text not in {p.value for p in CommandProtocol}:
+        raise fields.error("protocol", f"must be exec or lines, not {text!r}")
+    return CommandProtocol(text)
 
 
 def _inherit_env(fields: Fields) -> tuple[str, ...]:
