@@ -9,6 +9,7 @@ copy of this one); the others run this test run's own environment, their install
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -148,9 +149,13 @@ def test_the_example_workflows_use_what_the_action_declares() -> None:
         spec = yaml.safe_load(workflow.read_text())
         for job in spec["jobs"].values():
             for step in job["steps"]:
-                if "uses" in step:
-                    assert step["uses"].split("@")[0].endswith("/github-actions")
+                if "uses" not in step:
+                    continue
+                name, _, version = step["uses"].partition("@")
+                if name.endswith("/github-actions"):
                     assert set(step.get("with", {})) <= set(action["inputs"]), workflow.name
+                else:  # another action (actions/checkout): pinned by commit
+                    assert re.fullmatch(r"[0-9a-f]{40}", version), (workflow.name, name)
 
 
 def test_a_missing_cluster_is_an_error_not_a_crash(runner_temp: Path, tmp_path: Path) -> None:
