@@ -12,7 +12,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
@@ -110,15 +110,26 @@ def check_report_files(targets: tuple[ReportTarget, ...]) -> None:
 
 def write_reports(result: RunResult, config: RunConfig) -> bool:
     """Every report; False (logged) when one could not be written."""
+
+    def text_of(target: ReportTarget) -> str:
+        color = config.report.color if target.path is None else False  # no escapes in files
+        return render(
+            result, ReportFormat(target.format), color=color, verbose=config.report.verbose
+        )
+
+    return write_report_texts(config.report.targets, text_of)
+
+
+def write_report_texts(
+    targets: tuple[ReportTarget, ...], text_of: Callable[[ReportTarget], str]
+) -> bool:
+    """Each target's text (`text_of`) to standard output or its file; False (logged) when one
+    could not be written, the others still are. Markdown files are appended to, as GitHub's
+    $GITHUB_STEP_SUMMARY expects (a fresh file is the same)."""
     ok = True
-    for target in config.report.targets:
+    for target in targets:
+        text = text_of(target)
         if target.path is None:
-            text = render(
-                result,
-                ReportFormat(target.format),
-                color=config.report.color,
-                verbose=config.report.verbose,
-            )
             try:
                 sys.stdout.write(text)
                 sys.stdout.flush()
@@ -127,13 +138,10 @@ def write_reports(result: RunResult, config: RunConfig) -> bool:
                 ok = False
             continue
         path = Path(target.path)
-        # Append, as GitHub's $GITHUB_STEP_SUMMARY expects; a fresh file is the same.
         mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
         try:
             with path.open(mode, encoding="utf-8") as stream:
-                stream.write(
-                    render(result, ReportFormat(target.format), verbose=config.report.verbose)
-                )
+                stream.write(text)
         except OSError as exc:
             log.error("could not write the %s report to %s: %s", target.format, path, exc)
             ok = False

@@ -168,9 +168,14 @@ def diff(
         raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
     if report_format is not StdoutReport.NONE:
         targets.insert(0, ReportTarget(report_format.value))
-    for target in targets:
-        if target.path is not None:
-            _check_writable(Path(target.path))
+    from reconcile.app import OutputError, check_report_files  # not loaded for --help
+
+    try:  # a report that cannot be written is found before the runs, not after
+        check_report_files(tuple(targets))
+    except OutputError as exc:
+        raise typer.BadParameter(
+            str(exc).removeprefix("--report-file "), param_hint="--report-file"
+        ) from None
     config = DiffConfig(
         base=base,
         head=head,
@@ -190,17 +195,3 @@ def diff(
     configure_logging(LoggingSettings(level=log_level, format=log_format))
     _, code = diff_job(config)
     raise typer.Exit(int(code))
-
-
-def _check_writable(path: Path) -> None:
-    """A report that cannot be written is found before the runs, not after."""
-    try:
-        if path.is_dir():
-            raise typer.BadParameter(f"{path}: is a directory", param_hint="--report-file")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise typer.BadParameter(
-            f"{path}: cannot be written: {exc.strerror or exc}", param_hint="--report-file"
-        ) from None

@@ -7,11 +7,17 @@ the two final states are then compared object by object (`report.state_diff`).""
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reconcile.app import ExitCode, from_git, keep_process_private, run_in_process, stop_on_signals
+from reconcile.app import (
+    ExitCode,
+    from_git,
+    keep_process_private,
+    run_in_process,
+    stop_on_signals,
+    write_report_texts,
+)
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.config import (
@@ -74,7 +80,7 @@ def diff_job(config: DiffConfig) -> tuple[Comparison, ExitCode]:
     else:
         errors = ("one side could not be run: nothing was compared",)
     comparison = Comparison(base, head, diff, config.include_status, errors)
-    written = _write_reports(comparison, config.reports)
+    written = write_report_texts(config.reports, lambda t: render(comparison, t.format))
     code = ExitCode(exit_status(comparison))
     if budget.interrupted_by == "SIGINT":
         code = ExitCode.SIGINT
@@ -160,27 +166,3 @@ def _parents(result: RunResult | None) -> dict[str, str]:
             for parent in controller.parents:
                 out.setdefault(parent.parent, controller.name)
     return out
-
-
-def _write_reports(comparison: Comparison, targets: tuple[ReportTarget, ...]) -> bool:
-    ok = True
-    for target in targets:
-        text = render(comparison, target.format)
-        try:
-            if target.path is None:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            else:
-                # Append Markdown, as GitHub's $GITHUB_STEP_SUMMARY expects.
-                mode = "a" if target.format == "markdown" else "w"
-                with Path(target.path).open(mode, encoding="utf-8") as stream:
-                    stream.write(text)
-        except OSError as exc:
-            log.error(
-                "could not write the %s report to %s: %s",
-                target.format,
-                target.path or "standard output",
-                exc.strerror or exc,
-            )
-            ok = False
-    return ok
