@@ -262,7 +262,9 @@ class MemoryCluster:
             else:
                 new.pop("status", None)
             if self._registry.is_custom(info.group_resource):
-                errors = apply_schema(self._writes.schema(info), new, self.release.minor)
+                errors = apply_schema(
+                    self._writes.schema(info), new, self.release.minor, old=stored
+                )
                 v.raise_invalid(info, name_of_body(body), errors)
             self._writes.track(info, stored, new, self._write(subresource="status"))
             if new == stored:

@@ -7,6 +7,7 @@ from typing import Any
 
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.builtin import STANDARD_VERBS
+from reconcile.cluster.memory.cel import rule_definition_errors
 from reconcile.cluster.memory.util import string_list
 from reconcile.cluster.types import Obj, ResourceInfo
 
@@ -60,8 +61,12 @@ def _protected(group: str) -> bool:
     return any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io"))
 
 
-def validate(crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None) -> None:
-    """Raise Invalid for a CRD the API server would refuse (the common mistakes, not all)."""
+def validate(
+    crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None, *, minor: int | None = None
+) -> None:
+    """Raise Invalid for a CRD the API server would refuse (the common mistakes, not all);
+    `minor`: the release, whose CEL environment the schemas' rules must compile in (None: the
+    rules are not checked)."""
     name = str(_dict(crd.get("metadata")).get("name") or "")
     spec, names = _spec(crd), _names(crd)
     group = str(spec.get("group") or "")
@@ -99,7 +104,7 @@ def validate(crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None) -> No
         errors.append(v.required("spec.scope"))
     elif scope not in SCOPES:
         errors.append(v.unsupported("spec.scope", scope, list(SCOPES)))
-    errors += _version_errors(spec)
+    errors += _version_errors(spec, minor)
     for field in ("plural", "singular", "kind", "listKind"):
         if not names.get(field):
             errors.append(v.required(f"spec.names.{field}"))
@@ -123,7 +128,7 @@ def validate(crd_resource: ResourceInfo, crd: Obj, old: Obj | None = None) -> No
     v.raise_invalid(crd_resource, name, errors)
 
 
-def _version_errors(spec: dict[str, Any]) -> list[v.FieldError]:
+def _version_errors(spec: dict[str, Any], minor: int | None) -> list[v.FieldError]:
     raw = spec.get("versions")
     versions = raw if isinstance(raw, list) else []
     errors: list[v.FieldError] = []
@@ -146,6 +151,8 @@ def _version_errors(spec: dict[str, Any]) -> list[v.FieldError]:
         schema = _dict(version.get("schema")).get("openAPIV3Schema")
         if not isinstance(schema, dict):
             errors.append(v.required(f"{path}.schema.openAPIV3Schema", "schemas are required"))
+        elif minor is not None:
+            errors += rule_definition_errors(schema, f"{path}.schema.openAPIV3Schema", minor)
     if storage != 1:
         errors.append(
             v.invalid_value(

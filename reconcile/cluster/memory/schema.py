@@ -1,15 +1,17 @@
 """What an apiextensions.k8s.io/v1 CRD's structural schema does to a custom resource on write:
 unknown fields are pruned, non-nullable nulls dropped, `default`s applied, then the object is
-validated (`structural`).
+validated (`structural`), then its CEL rules (`x-kubernetes-validations`, `cel`) are run
+unless the schema's errors block them, as the server's `hasBlockingErr` decides.
 
-Not covered: embedded resources' metadata rules, CEL rules (`x-kubernetes-validations`).
+Not covered: embedded resources' metadata rules.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from reconcile.cluster.memory import structural
+from reconcile.cluster.memory import cel, structural
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.util import clone
 
@@ -17,14 +19,39 @@ Schema = dict[str, Any]
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 
 
-def apply_schema(schema: Schema | None, obj: dict[str, Any], minor: int) -> list[v.FieldError]:
-    """Prune and default `obj` in place; return what it breaks of the schema, as the API server
-    of release 1.`minor` words it."""
+# The schema errors after which the server does not run the rules: required, enum (from
+# 1.30), too long / too many, and type errors (kube-openapi's InvalidTypeCode, formats too)
+_ENUM_BLOCKS_SINCE = 30
+_BLOCKING_DETAIL = re.compile(
+    r" in body must be of type | in body should be at most \d+ chars long$"
+    r"| in body should have at most \d+ (items|properties)$"
+)
+
+
+def apply_schema(
+    schema: Schema | None, obj: dict[str, Any], minor: int, *, old: dict[str, Any] | None = None
+) -> list[v.FieldError]:
+    """Prune and default `obj` in place; return what it breaks of the schema and its rules, as
+    the API server of release 1.`minor` words it. `old`: the stored object an update replaces
+    (transition rules compare with it)."""
     if schema is None:
         return []
     _prune(obj, schema, keep_object_meta=True)
     _default(obj, schema, root=True)
-    return structural.schema_errors(schema, obj, minor) + structural.list_type_errors(schema, obj)
+    errors = structural.schema_errors(schema, obj, minor) + structural.list_type_errors(schema, obj)
+    if minor < cel.CEL_SINCE or not cel.has_rules(schema):
+        return errors
+    if any(_blocks_rules(e, minor) for e in errors):
+        return [*errors, cel.not_checked(minor)]
+    return errors + cel.rule_errors(schema, obj, old, minor)
+
+
+def _blocks_rules(error: v.FieldError, minor: int) -> bool:
+    if error.type in ("Required value", "Too long", "Too many"):
+        return True
+    if error.type == "Unsupported value":
+        return minor >= _ENUM_BLOCKS_SINCE
+    return bool(_BLOCKING_DETAIL.search(error.detail))
 
 
 def _sub_schema(schema: Schema, key: str) -> Schema | None:

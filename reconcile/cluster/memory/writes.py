@@ -93,7 +93,7 @@ class WritePath:
         now = self.now()
         if group_resource == builtin.CRDS:
             crd.apply_defaults(body)
-            crd.validate(info, body)
+            crd.validate(info, body, minor=self.release.minor)
             v.raise_invalid(info, name, v.metadata_errors(meta))
         else:
             v.raise_invalid(info, name, v.name_errors(info, name) + v.metadata_errors(meta))
@@ -202,13 +202,13 @@ class WritePath:
             v.raise_invalid(info, str(meta["name"]), errors)
             self.admission.update(info, stored, body, str(meta["name"]))
         if self.registry.is_custom(group_resource):
-            errors += apply_schema(self.schema(info), body, self.release.minor)
+            errors += apply_schema(self.schema(info), body, self.release.minor, old=stored)
         if is_deleting(stored):
             errors += v.no_new_finalizers(finalizers_of(stored), finalizers_of(body))
         v.raise_invalid(info, str(meta["name"]), errors)
         if group_resource == builtin.CRDS:
             crd.apply_defaults(body)
-            crd.validate(info, body, stored)
+            crd.validate(info, body, stored, minor=self.release.minor)
             body["status"] = crd.initial_status(body, self.now(), stored.get("status"))
         body["apiVersion"] = self.storage_info(group_resource).api_version
         body = fold_string_data(body)  # as the API server stores Secrets

@@ -1,0 +1,523 @@
+"""Kubernetes' CEL types and their functions (k8s.io/apiserver/pkg/cel/library): `url`,
+`quantity`, `ip`, `cidr` and the `format` library, with the library's error words."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import uuid
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from celpy import celtypes
+
+from reconcile.cluster.memory import validation as v
+from reconcile.cluster.memory.cel.errors import CelError, cel_function
+from reconcile.cluster.memory.cel.library import (
+    INT64_MAX,
+    INT64_MIN,
+    NONE,
+    Namespace,
+    Optional,
+)
+from reconcile.cluster.memory.cel.values import parse_timestamp
+
+# --- url ----------------------------------------------------------------------------------------
+
+
+class URL:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.parts = urlsplit(text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, URL) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _parse_url(text: str) -> URL:
+    """Go's `url.ParseRequestURI`: an absolute URI or an absolute path, no fragment."""
+    if not text:
+        raise ValueError('parse "": empty url')
+    if re.search(r"[\x00-\x1f\x7f ]", text):
+        raise ValueError(f'parse "{text}": invalid character in URL')
+    scheme = re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*):", text)
+    if not text.startswith("/") and scheme is None:
+        raise ValueError(f'parse "{text}": invalid URI for request')
+    parsed = URL(text)
+    if parsed.parts.port is None and re.search(r":[^0-9/\]]", parsed.parts.netloc.split("@")[-1]):
+        raise ValueError(f'parse "{text}": invalid port')
+    return parsed
+
+
+def _url(text: Any) -> URL:
+    try:
+        return _parse_url(str(text))
+    except ValueError as error:
+        raise CelError(f"URL parse error during conversion from string: {error}") from error
+
+
+def _is_url(text: Any) -> celtypes.BoolType:
+    try:
+        _parse_url(str(text))
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _url_part(name: str) -> Callable[[Any], Any]:
+    def part(url: Any) -> Any:
+        if not isinstance(url, URL):
+            raise TypeError("no such overload")
+        parts = url.parts
+        host = parts.netloc.rsplit("@", 1)[-1]
+        if name == "getScheme":
+            return celtypes.StringType(parts.scheme)
+        if name == "getHost":
+            return celtypes.StringType(host)
+        if name == "getHostname":
+            hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            return celtypes.StringType(hostname.strip("[]"))
+        if name == "getPort":
+            port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
+            return celtypes.StringType(port)
+        if name == "getEscapedPath":
+            return celtypes.StringType(parts.path)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        return celtypes.MapType(
+            {
+                celtypes.StringType(k): celtypes.ListType([celtypes.StringType(x) for x in vals])
+                for k, vals in query.items()
+            }
+        )
+
+    return part
+
+
+# --- quantity -----------------------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_QUANTITY_ERROR = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+
+
+class Quantity:
+    def __init__(self, amount: Decimal) -> None:
+        self.amount = amount
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.amount == other.amount
+
+    def __hash__(self) -> int:
+        return hash(self.amount)
+
+    def compare_to(self, other: Quantity) -> int:
+        return (self.amount > other.amount) - (self.amount < other.amount)
+
+
+def parse_quantity(text: str) -> Quantity:
+    match = _QUANTITY.match(text)
+    if not match:
+        raise ValueError(_QUANTITY_ERROR)
+    number, suffix = match.groups()
+    try:
+        amount = Decimal(number)
+    except InvalidOperation as error:
+        raise ValueError(_QUANTITY_ERROR) from error
+    if suffix in _BINARY:
+        return Quantity(amount * _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return Quantity(amount.scaleb(_DECIMAL[suffix]))
+    exponent = re.match(r"^[eE]([-+]?[0-9]+)$", suffix)
+    if exponent:
+        return Quantity(amount.scaleb(int(exponent.group(1))))
+    raise ValueError("unable to parse quantity's suffix")
+
+
+def _quantity(text: Any) -> Quantity:
+    try:
+        return parse_quantity(str(text))
+    except ValueError as error:
+        raise CelError(str(error)) from error
+
+
+def _is_quantity(text: Any) -> celtypes.BoolType:
+    try:
+        parse_quantity(str(text))
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _quantity_arg(value: Any) -> Quantity:
+    if isinstance(value, Quantity):
+        return value
+    if isinstance(value, int) and not isinstance(value, celtypes.BoolType):
+        return Quantity(Decimal(int(value)))
+    raise TypeError("no such overload")
+
+
+def _quantity_method(name: str) -> Callable[..., Any]:
+    def method(quantity: Any, *args: Any) -> Any:
+        if not isinstance(quantity, Quantity):
+            raise TypeError("no such overload")
+        amount = quantity.amount
+        if name == "sign":
+            return celtypes.IntType((amount > 0) - (amount < 0))
+        if name == "isInteger":
+            whole = amount == amount.to_integral_value()
+            return celtypes.BoolType(bool(whole and INT64_MIN <= amount <= INT64_MAX))
+        if name == "asInteger":
+            if amount != amount.to_integral_value() or not INT64_MIN <= amount <= INT64_MAX:
+                raise CelError("cannot convert value to integer")
+            return celtypes.IntType(int(amount))
+        if name == "asApproximateFloat":
+            return celtypes.DoubleType(float(amount))
+        other = _quantity_arg(args[0]) if len(args) == 1 else None
+        if other is None:
+            raise TypeError("no such overload")
+        if name == "add":
+            return Quantity(amount + other.amount)
+        if name == "sub":
+            return Quantity(amount - other.amount)
+        if not isinstance(args[0], Quantity):
+            raise TypeError("no such overload")
+        order = quantity.compare_to(other)
+        if name == "isGreaterThan":
+            return celtypes.BoolType(order > 0)
+        if name == "isLessThan":
+            return celtypes.BoolType(order < 0)
+        return celtypes.IntType(order)
+
+    return method
+
+
+# --- ip and cidr --------------------------------------------------------------------------------
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class IP:
+    def __init__(self, address: Address) -> None:
+        self.address = address
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IP) and self.address == other.address
+
+    def __hash__(self) -> int:
+        return hash(self.address)
+
+    def __str__(self) -> str:
+        return str(self.address)
+
+
+class CIDR:
+    def __init__(self, address: Address, prefix: int) -> None:
+        self.address, self.prefix = address, prefix
+
+    @property
+    def network(self) -> Network:
+        return ipaddress.ip_network(f"{self.address}/{self.prefix}", strict=False)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, CIDR)
+            and self.address == other.address
+            and self.prefix == other.prefix
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.address, self.prefix))
+
+    def __str__(self) -> str:
+        return f"{self.address}/{self.prefix}"
+
+
+def parse_ip(text: str) -> Address:
+    if "%" in text:
+        raise ValueError("IP address with zone value is not allowed")
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError as error:
+        raise ValueError(
+            f"IP Address {text!r} parse error during conversion from string"
+        ) from error
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        raise ValueError("IPv4-mapped IPv6 address is not allowed")
+    return address
+
+
+def parse_cidr(text: str) -> CIDR:
+    address_text, slash, prefix_text = text.partition("/")
+    if not slash or not prefix_text.isdigit() or "%" in address_text:
+        raise ValueError(f"network address parse error during conversion from string: {text!r}")
+    address = parse_ip(address_text)
+    prefix = int(prefix_text)
+    if prefix > address.max_prefixlen or (len(prefix_text) > 1 and prefix_text[0] == "0"):
+        raise ValueError(f"network address parse error during conversion from string: {text!r}")
+    return CIDR(address, prefix)
+
+
+def _ip(value: Any) -> IP:
+    if isinstance(value, CIDR):
+        return IP(value.address)
+    try:
+        return IP(parse_ip(str(value)))
+    except ValueError as error:
+        raise CelError(str(error)) from error
+
+
+def _cidr(value: Any) -> CIDR:
+    try:
+        return parse_cidr(str(value))
+    except ValueError as error:
+        raise CelError(str(error)) from error
+
+
+def _is(parse: Callable[[str], Any]) -> Callable[[Any], celtypes.BoolType]:
+    def check(value: Any) -> celtypes.BoolType:
+        try:
+            parse(str(value))
+        except ValueError:
+            return celtypes.BoolType(False)
+        return celtypes.BoolType(True)
+
+    return check
+
+
+def _is_canonical(receiver: Any, text: Any) -> celtypes.BoolType:
+    if not isinstance(receiver, Namespace) or receiver.name != "ip":
+        raise TypeError("no such overload")
+    try:
+        address = parse_ip(str(text))
+    except ValueError as error:
+        raise CelError(str(error)) from error
+    return celtypes.BoolType(str(address) == str(text))
+
+
+def _global_unicast(address: Address) -> bool:
+    """Go's `IsGlobalUnicast` (private ranges count)."""
+    if address.is_unspecified or address.is_loopback or address.is_multicast:
+        return False
+    if address.is_link_local:
+        return False
+    return not (isinstance(address, ipaddress.IPv4Address) and int(address) == 2**32 - 1)
+
+
+def _ip_method(name: str) -> Callable[[Any], Any]:
+    def method(ip: Any) -> Any:
+        if isinstance(ip, CIDR) and name == "ip":
+            return IP(ip.address)
+        if not isinstance(ip, IP):
+            raise TypeError("no such overload")
+        address = ip.address
+        checks: dict[str, Callable[[], bool]] = {
+            "isUnspecified": lambda: address.is_unspecified,
+            "isLoopback": lambda: address.is_loopback,
+            "isLinkLocalMulticast": lambda: (
+                address.is_multicast
+                and address
+                in ipaddress.ip_network("224.0.0.0/24" if address.version == 4 else "ff02::/16")
+            ),
+            "isLinkLocalUnicast": lambda: address.is_link_local and not address.is_multicast,
+            "isGlobalUnicast": lambda: _global_unicast(address),
+        }
+        if name == "family":
+            return celtypes.IntType(address.version)
+        return celtypes.BoolType(checks[name]())
+
+    return method
+
+
+def _contains_ip(cidr: Any, other: Any) -> celtypes.BoolType:
+    if not isinstance(cidr, CIDR):
+        raise TypeError("no such overload")
+    address = other.address if isinstance(other, IP) else _ip(other).address
+    return celtypes.BoolType(address.version == cidr.address.version and address in cidr.network)
+
+
+def _contains_cidr(cidr: Any, other: Any) -> celtypes.BoolType:
+    if not isinstance(cidr, CIDR):
+        raise TypeError("no such overload")
+    inner = other if isinstance(other, CIDR) else _cidr(other)
+    if inner.address.version != cidr.address.version or inner.prefix < cidr.prefix:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(inner.network.subnet_of(cidr.network))  # type: ignore[arg-type]
+
+
+def _masked(cidr: Any) -> CIDR:
+    if not isinstance(cidr, CIDR):
+        raise TypeError("no such overload")
+    return CIDR(cidr.network.network_address, cidr.prefix)
+
+
+def _prefix_length(cidr: Any) -> celtypes.IntType:
+    if not isinstance(cidr, CIDR):
+        raise TypeError("no such overload")
+    return celtypes.IntType(cidr.prefix)
+
+
+# --- format -------------------------------------------------------------------------------------
+
+
+def _prefixed(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    # a generateName prefix: a trailing dash is allowed
+    return lambda s: check(s[:-1] + "a" if s.endswith("-") else s)
+
+
+def _label_value(text: str) -> list[str]:
+    errors = v.metadata_errors({"labels": {"k": text}})
+    return [e.detail for e in errors]
+
+
+def _uri(text: str) -> list[str]:
+    try:
+        _parse_url(text)
+    except ValueError:
+        return ["invalid URI"]
+    return []
+
+
+def _uuid(text: str) -> list[str]:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return ["does not match the UUID format"]
+    return []
+
+
+def _byte(text: str) -> list[str]:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return ["invalid base64"]
+    return []
+
+
+_FORMATS: dict[str, Callable[[str], list[str]]] = {
+    "dns1123Label": v.dns1123_label_errors,
+    "dns1123Subdomain": v.dns1123_subdomain_errors,
+    "dns1035Label": v.dns1035_label_errors,
+    "qualifiedName": v.qualified_name_errors,
+    "dns1123LabelPrefix": _prefixed(v.dns1123_label_errors),
+    "dns1123SubdomainPrefix": _prefixed(v.dns1123_subdomain_errors),
+    "dns1035LabelPrefix": _prefixed(v.dns1035_label_errors),
+    "labelValue": _label_value,
+    "uri": _uri,
+    "uuid": _uuid,
+    "byte": _byte,
+    "date": lambda s: [] if parse_timestamp(s, date_only=True) else ["invalid date"],
+    "datetime": lambda s: [] if parse_timestamp(s) else ["invalid datetime"],
+}
+
+
+class Format:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Format) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _named(receiver: Any, name: Any) -> Optional:
+    if not isinstance(receiver, Namespace) or receiver.name != "format":
+        raise TypeError("no such overload")
+    return Optional(Format(str(name)), present=True) if str(name) in _FORMATS else NONE
+
+
+def _validate(fmt: Any, text: Any) -> Optional:
+    if not isinstance(fmt, Format) or not isinstance(text, str):
+        raise TypeError("no such overload")
+    errors = _FORMATS[fmt.name](str(text))
+    if not errors:
+        return NONE
+    return Optional(celtypes.ListType([celtypes.StringType(e) for e in errors]), present=True)
+
+
+def _format_getter(name: str) -> Callable[[Any], Format]:
+    def get(receiver: Any) -> Format:
+        if not isinstance(receiver, Namespace) or receiver.name != "format":
+            raise TypeError("no such overload")
+        return Format(name)
+
+    return get
+
+
+def functions() -> dict[str, Callable[..., Any]]:
+    plain: dict[str, Callable[..., Any]] = {
+        "url": _url,
+        "isURL": _is_url,
+        **{
+            name: _url_part(name)
+            for name in (
+                "getScheme",
+                "getHost",
+                "getHostname",
+                "getPort",
+                "getEscapedPath",
+                "getQuery",
+            )
+        },
+        "quantity": _quantity,
+        "isQuantity": _is_quantity,
+        **{
+            name: _quantity_method(name)
+            for name in (
+                "sign",
+                "isInteger",
+                "asInteger",
+                "asApproximateFloat",
+                "add",
+                "sub",
+                "isGreaterThan",
+                "isLessThan",
+                "compareTo",
+            )
+        },
+        "ip": _ip_or_method,
+        "isIP": _is(parse_ip),
+        "isCanonical": _is_canonical,
+        **{
+            name: _ip_method(name)
+            for name in (
+                "family",
+                "isUnspecified",
+                "isLoopback",
+                "isLinkLocalMulticast",
+                "isLinkLocalUnicast",
+                "isGlobalUnicast",
+            )
+        },
+        "cidr": _cidr,
+        "isCIDR": _is(parse_cidr),
+        "containsIP": _contains_ip,
+        "containsCIDR": _contains_cidr,
+        "masked": _masked,
+        "prefixLength": _prefix_length,
+        "named": _named,
+        "validate": _validate,
+        **{name: _format_getter(name) for name in _FORMATS},
+    }
+    return {name: cel_function(function) for name, function in plain.items()}
+
+
+def _ip_or_method(value: Any) -> IP:
+    """`ip('10.0.0.1')` and `cidr('10.0.0.0/8').ip()` share a name."""
+    return _ip(value)
+
+
+FORMAT_NAMES = tuple(_FORMATS)
