@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from reconcile.budget import Budget
 from reconcile.config import KustomizeSettings
@@ -35,9 +36,14 @@ from reconcile.files.reader import (
     MAX_TEXT_BYTES,
     Document,
     Problem,
+    documents_of,
+    load_file,
     parse_documents,
     read_documents,
 )
+from reconcile.objects.jsondata import json_copy
+
+ParsedFile = tuple[list[Document], list[Problem]]
 
 STANDARD_INPUT = "-"
 STANDARD_INPUT_LABEL = "(standard input)"
@@ -88,9 +94,9 @@ class ManifestSource:
         KustomizeError) when it cannot be read as a whole; BudgetExhausted when the run's
         budget ends while kustomize renders it."""
         label = label or self.label
-        if self.kind is SourceKind.FILE:
-            return read_documents(self.path, label)
         reading = _reading()
+        if self.kind is SourceKind.FILE:
+            return reading.file_documents(self.path, label)
         if self.kind is SourceKind.KUSTOMIZATION:
             return parse_documents(reading.rendered(self.path), label, rendered_by="kustomize")
         return parse_documents(reading.standard_input(), label)
@@ -141,6 +147,18 @@ class _Reading:
     budget: Budget | None
     renders: dict[Path, str | KustomizeError] = field(default_factory=dict)
     stdin: str | ValueError | None = None
+    # files as loaded, when reading within a run: `--local` manifests are read to seed the
+    # cluster and again for the controllers they hold, and parsing YAML is most of a start-up
+    loaded: dict[Path, list[Any]] | None = None
+
+    def file_documents(self, path: Path, label: str) -> ParsedFile:
+        if self.loaded is None:
+            return read_documents(path, label)
+        key = path.resolve()
+        if key not in self.loaded:
+            self.loaded[key] = load_file(path, label)  # a file that fails is read again
+        # each reader gets objects of its own (some change what they read), named its way
+        return documents_of(json_copy(self.loaded[key]), label)
 
     def rendered(self, directory: Path) -> str:
         key = directory.resolve()
@@ -177,7 +195,7 @@ def reading_inputs(settings: KustomizeSettings, budget: Budget | None = None) ->
     if current is not None and current.settings == settings and current.budget is budget:
         yield
         return
-    token = _active.set(_Reading(settings, budget))
+    token = _active.set(_Reading(settings, budget, loaded={}))
     try:
         yield
     finally:

@@ -36,8 +36,13 @@ def read_documents(file: Path, label: str) -> tuple[list[Document], list[Problem
     """The objects of `file` (named `label` in messages) and the problems of its documents.
     Raises OSError, or ValueError (YamlError, BoundError) when the file as a whole cannot be
     read."""
-    text = file.read_text(encoding="utf-8")
-    return parse_documents(text, label, json=file.suffix == ".json")
+    return documents_of(load_file(file, label), label)
+
+
+def load_file(file: Path, label: str) -> list[Any]:
+    """The documents of `file` as loaded, before they are checked and numbered (what
+    `documents_of` takes). Raises as `read_documents` does."""
+    return _load(file.read_text(encoding="utf-8"), label, json=file.suffix == ".json")
 
 
 def parse_documents(
@@ -47,15 +52,25 @@ def parse_documents(
     tool, named in every document's label: "dir (kustomize, document 3)") wrote. Raises
     ValueError (YamlError, BoundError) when the text as a whole cannot be read."""
     source = f"{label} ({rendered_by})" if rendered_by else label
-    if json:
-        try:
-            loaded: list[Any] = [loads_bounded(text)] if text.strip() else []
-        except BoundError as exc:  # named by file, as YAML's errors are
-            raise YamlError(source, str(exc)) from None
-        except ValueError as exc:
-            raise YamlError(source, f"invalid JSON: {exc}") from None
-    else:
-        loaded = load_documents(text, source)
+    return documents_of(_load(text, source, json=json), label, rendered_by=rendered_by)
+
+
+def _load(text: str, source: str, *, json: bool) -> list[Any]:
+    if not json:
+        return load_documents(text, source)
+    try:
+        return [loads_bounded(text)] if text.strip() else []
+    except BoundError as exc:  # named by file, as YAML's errors are
+        raise YamlError(source, str(exc)) from None
+    except ValueError as exc:
+        raise YamlError(source, f"invalid JSON: {exc}") from None
+
+
+def documents_of(
+    loaded: list[Any], label: str, *, rendered_by: str = ""
+) -> tuple[list[Document], list[Problem]]:
+    """The objects of documents as loaded, named from `label`, and the problems of those that
+    are not objects."""
     prefix = f"{rendered_by}, " if rendered_by else ""
     documents: list[Document] = []
     problems: list[Problem] = []
