@@ -12,8 +12,18 @@ CACHE="${RECONCILE_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reconcil
 BIN="$CACHE/bin"
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 
-if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]]; then
+cached() { [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]]; }
+if cached; then
   log "cached binaries found in $BIN"
+  echo "$CACHE"
+  exit 0
+fi
+# One build at a time (the test workers each ask for the binaries): the others wait for it.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build.lock"
+flock 9
+if cached; then
+  log "built by another process in $BIN"
   echo "$CACHE"
   exit 0
 fi

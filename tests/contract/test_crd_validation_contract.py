@@ -132,8 +132,22 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+# The live API server's Widget CRD, made once per control plane: every case creates objects of
+# its own in a namespace of its own, and each CRD a test adds costs the server an OpenAPI rebuild.
+_LIVE_WIDGETS: dict[str, ResourceInfo] = {}
+
+
 @pytest.fixture
 def widgets(backend: Backend) -> ResourceInfo:
+    if backend.plane is None:
+        return _create_widgets(backend)
+    server = backend.plane.server
+    if server not in _LIVE_WIDGETS:
+        _LIVE_WIDGETS[server] = _create_widgets(backend)
+    return _LIVE_WIDGETS[server]
+
+
+def _create_widgets(backend: Backend) -> ResourceInfo:
     group = f"t{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": SPEC_SCHEMA}}
     crd = {

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -251,12 +252,19 @@ def test_a_stale_tree_in_the_cache_is_never_read(repo: Path, tmp_path: Path) -> 
 # -- the budget and signals ----------------------------------------------------------------------
 
 
+@dataclass
+class SilentServer:
+    url: str
+    connected: threading.Event
+
+
 @pytest.fixture
-def silent_server() -> Iterator[str]:
+def silent_server() -> Iterator[SilentServer]:
     """An HTTP server that accepts connections and never answers."""
     listener = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
     stop = threading.Event()
+    connected = threading.Event()
 
     def accept() -> None:
         listener.settimeout(0.2)
@@ -264,6 +272,7 @@ def silent_server() -> Iterator[str]:
             try:
                 conn, _ = listener.accept()
                 held.append(conn)
+                connected.set()
             except TimeoutError:
                 continue
             except OSError:
@@ -272,7 +281,7 @@ def silent_server() -> Iterator[str]:
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/team/repo.git"
+        yield SilentServer(f"http://127.0.0.1:{listener.getsockname()[1]}/team/repo.git", connected)
     finally:
         stop.set()
         thread.join(5)
@@ -282,13 +291,13 @@ def silent_server() -> Iterator[str]:
 
 
 def test_a_silent_git_server_ends_at_the_budget_with_a_report(
-    silent_server: str, tmp_path: Path
+    silent_server: SilentServer, tmp_path: Path
 ) -> None:
     report = tmp_path / "report.json"
     started = time.monotonic()
     done = run_git(
         tmp_path,
-        silent_server,
+        silent_server.url,
         "--local",
         "apps",
         "--max-duration",
@@ -304,7 +313,7 @@ def test_a_silent_git_server_ends_at_the_budget_with_a_report(
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_checkout_and_leaves_the_report(
-    silent_server: str, tmp_path: Path, sig: signal.Signals
+    silent_server: SilentServer, tmp_path: Path, sig: signal.Signals
 ) -> None:
     report = tmp_path / "report.json"
     process = subprocess.Popen(
@@ -313,7 +322,7 @@ def test_a_signal_stops_the_checkout_and_leaves_the_report(
             "-m",
             "reconcile",
             "--git",
-            silent_server,
+            silent_server.url,
             "--git-cache",
             str(tmp_path / "cache"),
             "--local",
@@ -327,7 +336,7 @@ def test_a_signal_stops_the_checkout_and_leaves_the_report(
         text=True,
         env=command_env(),
     )
-    time.sleep(3)  # started, and git is waiting on the server
+    assert silent_server.connected.wait(60), "git never connected"  # waiting on the server
     sent = time.monotonic()
     process.send_signal(sig)
     _, stderr = process.communicate(timeout=60)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 import time
 from typing import Any
 
@@ -74,10 +75,12 @@ def test_a_signal_cuts_a_trickling_webhook_and_leaves_the_report(
 ) -> None:
     vault.parent("drip")
     vault.write()
-    with trickling_server("body", interval=1.0) as url:
+    hook_called = threading.Event()
+    with trickling_server("body", interval=1.0, connected=hook_called) as url:
         use_webhook(vault, url, timeout="300s")
         process = vault.start("--max-duration", "300s", *report_file(vault))
-        time.sleep(4)  # started, and the hook is trickling
+        # started (its signal handlers in place), and the hook is trickling
+        assert hook_called.wait(60), "the run never called the hook"
         sent = time.monotonic()
         process.send_signal(sig)
         stdout, stderr = process.communicate(timeout=60)

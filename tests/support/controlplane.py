@@ -13,6 +13,7 @@ Run by hand: `python -m tests.support.controlplane` starts one and prints its ku
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -36,6 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build-control-plane.sh"
 ADMIN_USER = "admin"
 TESTED_USER = "reconcile"
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# loaded here, not between fork and exec, where loading a library could deadlock
+_LIBC = ctypes.CDLL(None) if sys.platform == "linux" else None
 # The ServiceAccount of manifests/preview-rbac, audited too: what a preview read, and that it
 # was refused nothing (tests/integration/test_preview_rbac.py).
 PREVIEW_USER = "system:serviceaccount:reconcile:reconcile-preview"
@@ -53,6 +57,14 @@ rules:
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be built or started; the message says why."""
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the test process dies, however it dies (a
+    killed pytest or xdist worker must not leave an API server running and loading the
+    machine)."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -245,7 +257,12 @@ class ControlPlane:
     def _spawn(self, name: str, argv: list[str]) -> None:
         log = (self.workdir / f"{name}.log").open("wb")
         self.processes[name] = subprocess.Popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            # only prctl runs between fork and exec: no lock a thread could hold
+            preexec_fn=_die_with_parent,  # noqa: PLW1509
         )
 
     def _wait_ready(self, timeout: float) -> None:

@@ -65,8 +65,11 @@ def _serve(conn: socket.socket, where: str, interval: float, stop: threading.Eve
 
 
 @contextlib.contextmanager
-def trickling_server(where: str = "body", interval: float = 0.5) -> Iterator[str]:
-    """The URL of a server trickling `where` ("status", "headers" or "body")."""
+def trickling_server(
+    where: str = "body", interval: float = 0.5, connected: threading.Event | None = None
+) -> Iterator[str]:
+    """The URL of a server trickling `where` ("status", "headers" or "body"); `connected` is
+    set when a client connects."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
     stop = threading.Event()
@@ -80,6 +83,8 @@ def trickling_server(where: str = "body", interval: float = 0.5) -> Iterator[str
             except OSError:
                 return
             conn.settimeout(None)
+            if connected is not None:
+                connected.set()
             threading.Thread(target=_serve, args=(conn, where, interval, stop), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
