@@ -2,7 +2,9 @@
 
 The first table is ported from apiextensions-apiserver's own tests
 (pkg/apiserver/validation/validation_test.go, TestValidateCustomResource, release 1.20); the
-second covers each keyword the server enforces, with the messages of kube-openapi's validator.
+second covers each keyword the server enforces, with the messages of kube-openapi's validator;
+the third, the string formats' verdicts, from kube-openapi's (pkg/validation/strfmt). How later
+releases word the same errors: test_crd_validation_releases.py.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import pytest
 
 from reconcile.cluster.errors import Invalid
 from reconcile.cluster.memory import MemoryCluster
+from reconcile.cluster.memory.gofmt import go_json, go_quote, go_sharp
+from reconcile.cluster.memory.schemaformats import format_check, kept_format
 from reconcile.cluster.memory.structural import go_float, list_type_errors, schema_errors
 from reconcile.cluster.types import Obj
 
@@ -366,6 +370,177 @@ def test_array_items_are_bracketed_since_1_24() -> None:
     assert errors_of(schema, {"x": ["a"]}, minor=25) == {
         'x[0]: Invalid value: "string": x[0] in body must be of type integer: "string"'
     }
+
+
+# kube-openapi's strfmt tests (default_test.go, date_test.go, time_test.go, duration_test.go)
+FORMAT_SAMPLES: dict[str, tuple[list[str], list[str]]] = {
+    "email": (
+        [
+            "blah@gmail.com",
+            "test@d.verylongtoplevel",
+            "email+tag@gmail.com",
+            '" "@example.com',
+            '"Abc\\@def"@example.com',
+            '"Fred Bloggs"@example.com',
+            '"Joe\\\\Blow"@example.com',
+            '"Abc@def"@example.com',
+            "customer/department=shipping@example.com",
+            "!#$%&'*+-/=?^_`{}|~@example.com",
+            "postmaster@\u2601\u2192\u2744.ws",
+            "root@localhost",
+            "Jane Doe <jane@example.com>",
+        ],
+        ["somebody@somewhere@com", "a..b@c", "plainaddress", "Jane <jane@example.com"],
+    ),
+    "hostname": (
+        [
+            "somewhere.com",
+            "888.com",
+            "1.2.3.4.com",
+            "xn--bcher-kva.example.com",
+            "\u2601\u2192\u2744.ws",
+            "www.example.\u00f4l\u00e0",
+            "ex$ample",
+            "localhost",
+            "x-y",
+            "ex=ample.com",
+            "<foo>",
+            "www.\u8a79\u59c6\u65af.london",
+        ],
+        [
+            "somewhere.com!",
+            "user@email.domain",
+            "1.1.1.1",
+            "a" * 256,
+            "x.y." + "a" * 64,
+            "www.example-.org",
+            "-www.example.org",
+            "www.ex ample.org",
+            "_www.example.org",
+            "www.\u8a79\u59c6\u65af.x",
+            "a.b.c.d",
+            "x.",
+            "my-host-name",  # one `-` in a name without a dot
+        ],
+    ),
+    "ipv4": (["127.0.0.1", "192.168.1.01"], ["198.168.254.2.2", "256.1.1.1", "::1"]),
+    "ipv6": (["::1", "2001:db8::1", "::ffff:1.2.3.4"], ["127.0.0.1", "fe80::1%eth0", "1::2::3"]),
+    "cidr": (
+        ["192.0.2.1/24", "192.0.02.1/24", "2001:db8:a0b:12f0::1/32"],
+        ["198.168.254.2", "2001:db8:a0b:12f0::1", "1.2.3.4/33"],
+    ),
+    "mac": (
+        ["01:02:03:04:05:06", "01-02-03-04-05-06", "0102.0304.0506"],
+        ["01:02:03:04:05", "01:02:03:04:05:06:07", "01:02-03:04:05:06"],
+    ),
+    "isbn": (["0321751043", "978-0321751041"], ["836217463"]),
+    "isbn10": (["0321751043"], ["836217463"]),
+    "isbn13": (["978-0321751041"], ["978-0321751042"]),
+    "creditcard": (["4111-1111-1111-1111", "4012-8888-8888-1881"], ["9999-9999-9999-999"]),
+    "ssn": (["111-11-1111", "999 99 9999"], ["999 99 999", "123456789"]),
+    "hexcolor": (["#FFFFFF", "#000"], ["#fffffffz"]),
+    "rgbcolor": (["rgb(255,255,255)", "rgb( 0 , 0 , 0 )"], ["rgb(300,0,0)"]),
+    "byte": (["ZWxpemFiZXRocG9zZXk="], ["ZWxpemFiZXRocG9zZXk", ""]),
+    "password": (["super secret stuff here"], []),
+    "date": (
+        ["2017-12-22", "2000-02-29", "2400-02-29"],
+        [
+            "2017-1-1",
+            "17-13-22",
+            "2017-02-29",
+            "1900-02-29",
+            "2017-12-32",
+            "20171-12-32",
+            "YYYY-MM-DD",
+            "2017-12-22T01:02:03Z",
+            "2024-W01-1",
+        ],
+    ),
+    "date-time": (
+        ["2014-12-15T08:00:00.000Z", "2011-08-18T19:03:37.000+01:00", "0001-01-01T00:00:00.000Z"],
+        [
+            "zor",
+            "zorgTx",
+            "1972-12-31Tx",
+            "1972-12-31T24:40:00.000Z",
+            "1972-12-31T23:63:00.000Z",
+            "1972-12-31T23:59:60.000Z",
+            "2014-12-15T08:00:00",
+        ],
+    ),
+    "duration": (
+        [
+            "1ns",
+            "1\u00b5s",
+            "1hr",
+            "1wk",
+            "1  milliseconds",
+            "45 weekz",
+            "12 minutes",
+            "1h30m",
+            "0",
+        ],
+        ["45 weeekks", "12 phours", "", "1"],
+    ),
+    "uri": (
+        ["http://somewhere.com", "/path", "mailto:a@b", "*"],
+        ["somewhere.com", "http://a/%zz"],
+    ),
+    "uuid": (["123e4567-e89b-12d3-a456-426614174000"], ["not-a-uuid"]),
+    "bsonobjectid": (["507f1f77bcf86cd799439011"], ["507f1f77bcf86cd79943901"]),
+    "k8s-short-name": (["a", "a-b"], ["a-", "A"]),
+    "k8s-long-name": (["a.b-c"], ["a.-"]),
+}
+
+
+@pytest.mark.parametrize(
+    ("format_name", "text", "valid"),
+    [
+        (name, text, valid)
+        for name, (good, bad) in FORMAT_SAMPLES.items()
+        for valid, samples in ((True, good), (False, bad))
+        for text in samples
+    ],
+)
+def test_string_formats_as_kube_openapi_checks_them(
+    format_name: str, text: str, valid: bool
+) -> None:
+    check = format_check(format_name, 37)
+    assert check is not None
+    assert check(text) is valid
+
+
+@pytest.mark.parametrize(
+    ("schema", "minor", "kept"),
+    [
+        ({"type": "string", "format": "date-time"}, 20, "date-time"),
+        ({"type": "string", "format": "creditcard"}, 20, "creditcard"),
+        ({"type": "string", "format": "k8s-short-name"}, 34, ""),
+        ({"type": "string", "format": "k8s-short-name"}, 35, "k8s-short-name"),
+        ({"type": "integer", "format": "int32"}, 35, ""),
+        ({"type": "integer", "format": "int32"}, 36, "int32"),
+        ({"type": "number", "format": "double"}, 37, "double"),
+        ({"type": "integer", "format": "date"}, 35, "date"),
+        ({"type": "integer", "format": "date"}, 36, ""),
+        ({"type": "array", "format": "uri"}, 36, ""),
+        ({"x-kubernetes-int-or-string": True, "format": "uri"}, 37, "uri"),
+        ({"type": "string", "format": "Date"}, 37, ""),
+    ],
+)
+def test_the_formats_each_release_keeps(schema: Schema, minor: int, kept: str) -> None:
+    assert kept_format(schema, minor) == kept
+
+
+def test_values_print_as_go_prints_them() -> None:
+    assert go_quote('a"\\\té\x01\u00a0') == '"a\\"\\\\\\té\\x01\\u00a0"'
+    assert (
+        go_json({"b": [1, 2.0, None], "a": "<&>"}) == '{"a":"\\u003c\\u0026\\u003e","b":[1,2,null]}'
+    )
+    assert go_json(1e21) == "1e+21"
+    assert go_json(1e-7) == "1e-7"
+    assert go_sharp({"a": [1, "x"], "b": None}) == (
+        'map[string]interface {}{"a":[]interface {}{1, "x"}, "b":interface {}(nil)}'
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,8 @@
 """What an apiextensions.k8s.io/v1 CRD's structural schema does to a custom resource on write:
 unknown fields are pruned, non-nullable nulls dropped, `default`s applied, then the object is
-validated (`structural`), then its CEL rules (`x-kubernetes-validations`, `cel`) are run
-unless the schema's errors block them, as the server's `hasBlockingErr` decides.
-
-Not covered: embedded resources' metadata rules.
+validated (`structural`, embedded resources' `apiVersion`, `kind` and `metadata` included),
+then its CEL rules (`x-kubernetes-validations`, `cel`) are run unless the schema's errors block
+them, as the server's `hasBlockingErr` decides.
 """
 
 from __future__ import annotations
@@ -38,7 +37,8 @@ def apply_schema(
         return []
     _prune(obj, schema, keep_object_meta=True)
     _default(obj, schema, root=True)
-    errors = structural.schema_errors(schema, obj, minor) + structural.list_type_errors(schema, obj)
+    errors = structural.schema_errors(schema, obj, minor)
+    errors += structural.list_type_errors(schema, obj, minor=minor)
     if minor < cel.CEL_SINCE or not cel.has_rules(schema):
         return errors
     if any(_blocks_rules(e, minor) for e in errors):
@@ -47,7 +47,9 @@ def apply_schema(
 
 
 def _blocks_rules(error: v.FieldError, minor: int) -> bool:
-    if error.type in ("Required value", "Too long", "Too many"):
+    if error.reason in ("FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany"):
+        return True
+    if error.reason == "FieldValueTypeInvalid":  # from 1.24; before, the detail tells it
         return True
     if error.type == "Unsupported value":
         return minor >= _ENUM_BLOCKS_SINCE

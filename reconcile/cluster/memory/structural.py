@@ -1,7 +1,26 @@
 """A custom resource checked against its CRD's schema as the API server checks it: kube-openapi's
 schema validator (the order of its checks, their messages, which failure of an `anyOf`/`oneOf`
-it reports), then the `x-kubernetes-list-type` invariants, turned into field errors as
-apiextensions-apiserver turns them.
+it reports), turned into field errors as apiextensions-apiserver turns them, in the words of
+the release the backend plays. The `x-kubernetes-list-type` invariants are in `listtypes`.
+
+What changed across releases, by the commit that changed it:
+
+- 1.20, as the test control plane builds it: `""` is taken for null by the type check
+  (`spec.s: Invalid value: "null": spec.s in body must be of type string: "null"`), a quirk of
+  kube-openapi's zero-value test under the Go it is built with; gone in 1.23 (e467f52).
+- 1.24: kube-openapi names array items `spec.list[0]` (4c65bda, d5a90d6; before, an item's
+  errors carried the array's path alone), reports the size of an object with too many or too few
+  properties (d2a55e8; before, the limit); apiextensions-apiserver turns `maxLength` into
+  `Too long`, `maxItems`/`maxProperties` into `Too many` and type errors into `TypeInvalid`
+  (899817b05, 97bfd37e6). How apimachinery words those is in `fielderrors`.
+- 1.27: a `multipleOf` of 0 is "must be positive" (kube-openapi a7f241a; before, a division).
+- 1.28: `minProperties`/`maxProperties` no longer hide the object's other errors (0227b67).
+- 1.36: `integer` and `number` keep their `int32`/`int64`/`float`/`double` format and the
+  validator holds values and bounds to their range (kube-openapi 1d94e88:
+  `Checked value must be of type integer with format int32 in spec.x`); `schemaformats`.
+- 1.37: a quotient or a float for an `integer` counts as whole within a relative 1e-9 of the
+  nearest whole number (go-openapi/swag ebc6246, v0.24; Kubernetes moved to v0.27 after 1.36),
+  where it had to lie just above its integer part.
 
 `jsonschema` is not used: it agrees on verdicts but not on messages, on `oneOf`'s reported
 branch, on `exclusiveMinimum`/`exclusiveMaximum` (booleans in OpenAPI v3.0) or on `nullable`.
@@ -12,61 +31,55 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from reconcile.cluster.memory import validation as v
-from reconcile.cluster.memory.schemaformats import check_of
+from reconcile.cluster.memory.embedded import embedded_resource_errors
+from reconcile.cluster.memory.fielderrors import TYPED_ERRORS_SINCE, FieldWording
+from reconcile.cluster.memory.gofmt import GoFloat, go_float, go_json, go_print, go_quote
+from reconcile.cluster.memory.listtypes import list_type_errors
+from reconcile.cluster.memory.schemaformats import format_check, kept_format, schema_types
+
+__all__ = ["GoFloat", "go_float", "list_type_errors", "schema_errors"]
 
 Schema = dict[str, Any]
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
-# Until Kubernetes 1.24 kube-openapi named an array item's errors by the array's path alone
-# (`spec.list`, `spec.list.key`: checked against the 1.20 API server); since, `spec.list[0]`
+# the 1.20 build tested against (Go 1.19) takes "" for a zero value, so for null, in the type
+# check: kube-openapi e467f52 ("Remove incorrect zero value check") dropped that check for 1.23
+_EMPTY_STRING_NOT_NULL_SINCE = 23
 _BRACKETED_INDEX_SINCE = 24
+_SIZE_NOT_LIMIT_SINCE = 24
+_ZERO_FACTOR_REFUSED_SINCE = 27
+_PROPERTIES_COUNT_KEEPS_CHECKING_SINCE = 28
+_NUMERIC_RANGES_SINCE = 36
+_ROUNDED_INTEGER_TEST_SINCE = 37
+_MAX_JSON_INTEGER = 2**53 - 1
+_INTEGER_BITS = {"int32": 32, "int64": 64, "": 64}
 
-
-class GoFloat(float):
-    """A float printed as Go's `%v` prints a float64 (`5`, `0.5`, `1e+06`)."""
-
-    def __str__(self) -> str:
-        return go_float(self)
-
-
-def go_float(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    # the shortest digits that read back as `value`, and where the decimal point falls
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    point = len(digits) + int(exponent)
-    shown_exponent = point - 1
-    if shown_exponent < -4 or shown_exponent >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        text = f"{mantissa}e{'-' if shown_exponent < 0 else '+'}{abs(shown_exponent):02d}"
-    elif point <= 0:
-        text = "0." + "0" * (-point) + digits
-    elif point >= len(digits):
-        text = digits + "0" * (point - len(digits))
-    else:
-        text = digits[:point] + "." + digits[point:]
-    return ("-" if value < 0 else "") + text
+# kube-openapi's error codes, as apiextensions-apiserver tells them apart
+_INVALID = "invalid"
+_TYPE = "type"  # InvalidTypeCode: wrong type, or a string not in its format
+_REQUIRED = "required"
+_ENUM = "enum"
+_TOO_LONG = "too long"  # maxLength
+_TOO_MANY = "too many"  # maxItems, maxProperties
+_UNTYPED = "untyped"  # not an openapi Validation error: composite (anyOf, ...) or range check
 
 
 @dataclass
 class _Problem:
-    """One error of kube-openapi's validator: `name` is its path, `message` its text."""
+    """One error of kube-openapi's validator: `name` is its path, `message` its text, `value`
+    and `limit` its `Value` and `Valid`."""
 
     name: str
     message: str
-    code: str = "invalid"  # "required", "enum", "invalid", "composite"
+    code: str = _INVALID
     value: Any = None
     values: list[Any] = field(default_factory=list)
+    limit: int = -1
 
 
 @dataclass
@@ -91,6 +104,10 @@ def _failed(problem: _Problem) -> _Result:
     return _Result([problem])
 
 
+def _is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _type_name(value: Any) -> tuple[str, str]:
     """The type and format kube-openapi sees in a decoded JSON value."""
     if isinstance(value, bool):
@@ -98,7 +115,7 @@ def _type_name(value: Any) -> tuple[str, str]:
     if isinstance(value, int):
         return "integer", "int64"
     if isinstance(value, float):
-        return "number", "double"
+        return "number", "float64"
     if isinstance(value, str):
         return "string", ""
     if isinstance(value, list):
@@ -106,23 +123,15 @@ def _type_name(value: Any) -> tuple[str, str]:
     return "object", ""
 
 
-def _types(schema: Schema) -> list[str]:
-    if schema.get("x-kubernetes-int-or-string") is True:
-        return ["integer", "string"]
-    wanted = schema.get("type")
-    return [wanted] if isinstance(wanted, str) and wanted else []
-
-
-def _format(schema: Schema) -> str:
-    declared = schema.get("format")
-    return declared if isinstance(declared, str) and check_of(declared) is not None else ""
-
-
 def _invalid_type(name: str, type_name: str, value: Any) -> _Problem:
     text = f"{name} in body must be of type {type_name}"
     if isinstance(value, str):
-        text += f": {json.dumps(value)}"
-    return _Problem(name, text, value=value)
+        text += f": {go_quote(value)}"
+    return _Problem(name, text, _TYPE, value)
+
+
+def _composite(message: str) -> _Problem:
+    return _Problem("", message, _UNTYPED)
 
 
 class _Validator:
@@ -134,17 +143,18 @@ class _Validator:
 
     def validate(self, schema: Schema, path: str, data: Any) -> _Result:
         result = _Result()
+        declared_format = kept_format(schema, self.minor)
         if data is None:
             result.merge(self._type(schema, path, data), self._enum(schema, path, data))
             return result
         checks: list[Callable[[Schema, str, Any], _Result | None]] = [self._props]
-        if _types(schema) or _format(schema):
+        if schema_types(schema) or declared_format:
             checks.insert(0, self._type)
         if isinstance(data, str):
             checks.append(self._string)
-            if _format(schema):
+            if format_check(declared_format, self.minor) is not None:
                 checks.append(self._format)
-        if isinstance(data, int | float) and not isinstance(data, bool):
+        if _is_number(data):
             checks.append(self._number)
         if isinstance(data, list):
             checks.append(self._array)
@@ -158,13 +168,17 @@ class _Validator:
         return result
 
     def _type(self, schema: Schema, path: str, data: Any) -> _Result:
-        types, declared_format = _types(schema), _format(schema)
-        if data is None:
+        types, declared_format = schema_types(schema), kept_format(schema, self.minor)
+        if data is None or (data == "" and self.minor < _EMPTY_STRING_NOT_NULL_SINCE):
             if types and "null" not in types and schema.get("nullable") is not True:
                 return _failed(_invalid_type(path, ",".join(types), "null"))
             return _Result(matches=1)
         actual, actual_format = _type_name(data)
-        float_int = actual == "number" and "integer" in types and float(data).is_integer()
+        float_int = (
+            actual == "number"
+            and "integer" in types
+            and _is_json_integer(float(data), self.minor >= _ROUNDED_INTEGER_TEST_SINCE)
+        )
         int_float = actual == "integer" and "number" in types
         scalar = not isinstance(data, str | list)
         if (
@@ -193,9 +207,7 @@ class _Validator:
                 if best is None or outcome.matches > best.matches:
                     best = outcome
             if first is None:
-                main.add(
-                    _composite(f"{json.dumps(path)} must validate at least one schema (anyOf)")
-                )
+                main.add(_composite(f"{go_quote(path)} must validate at least one schema (anyOf)"))
             main.merge(best if best is not None else first)
         one_of = [s for s in schema.get("oneOf") or [] if isinstance(s, dict)]
         if one_of:
@@ -212,7 +224,7 @@ class _Validator:
                 found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
                 main.add(
                     _composite(
-                        f"{json.dumps(path)} must validate one and only one schema (oneOf). {found}"
+                        f"{go_quote(path)} must validate one and only one schema (oneOf). {found}"
                     )
                 )
                 main.merge(best)
@@ -228,11 +240,11 @@ class _Validator:
             if valid != len(all_of):
                 none = ". None validated" if valid == 0 else ""
                 main.add(
-                    _composite(f"{json.dumps(path)} must validate all the schemas (allOf){none}")
+                    _composite(f"{go_quote(path)} must validate all the schemas (allOf){none}")
                 )
         negated = schema.get("not")
         if isinstance(negated, dict) and not self.validate(negated, path, data).errors:
-            main.add(_composite(f"{json.dumps(path)} must not validate the schema (not)"))
+            main.add(_composite(f"{go_quote(path)} must not validate the schema (not)"))
         main.matches += 1
         return main
 
@@ -240,17 +252,11 @@ class _Validator:
         max_length, min_length = schema.get("maxLength"), schema.get("minLength")
         # Go counts characters (runes)
         if isinstance(max_length, int) and len(data) > max_length:
-            return _failed(
-                _Problem(
-                    path, f"{path} in body should be at most {max_length} chars long", value=data
-                )
-            )
+            message = f"{path} in body should be at most {max_length} chars long"
+            return _failed(_Problem(path, message, _TOO_LONG, data, limit=max_length))
         if isinstance(min_length, int) and len(data) < min_length:
-            return _failed(
-                _Problem(
-                    path, f"{path} in body should be at least {min_length} chars long", value=data
-                )
-            )
+            message = f"{path} in body should be at least {min_length} chars long"
+            return _failed(_Problem(path, message, value=data))
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and pattern:
             try:
@@ -264,38 +270,35 @@ class _Validator:
         return None
 
     def _format(self, schema: Schema, path: str, data: Any) -> _Result | None:
-        declared = str(schema["format"])
-        check = check_of(declared)
+        declared = kept_format(schema, self.minor)
+        check = format_check(declared, self.minor)
         if check is not None and not check(data):
             return _failed(_invalid_type(path, declared, data))
         return None
 
     def _number(self, schema: Schema, path: str, data: Any) -> _Result:
+        numbers = _Numbers(self.minor, path, _range_of(schema, self.minor))
         result = _Result()
-        native_int = isinstance(data, int)
+        result.add(*numbers.out_of_range(data, "Checked"))
         multiple = schema.get("multipleOf")
-        if isinstance(multiple, int | float) and not isinstance(multiple, bool):
-            result.add(*_multiple_of(path, data, multiple, native_int))
+        if _is_number(multiple):
+            factor_out_of_range = numbers.out_of_range(multiple, "MultipleOf")
+            result.add(*factor_out_of_range)
+            native = isinstance(data, int) and not factor_out_of_range
+            result.add(*numbers.multiple_of(data, multiple, native))
         for bound, exclusive_key, below in (
             ("minimum", "exclusiveMinimum", True),
             ("maximum", "exclusiveMaximum", False),
         ):
             limit = schema.get(bound)
-            if not isinstance(limit, int | float) or isinstance(limit, bool):
+            if not _is_number(limit):
                 continue
+            prefix = "Minimum boundary" if below else "Maximum boundary"
+            limit_out_of_range = numbers.out_of_range(limit, prefix)
+            result.add(*limit_out_of_range)
+            native = isinstance(data, int) and not limit_out_of_range
             exclusive = schema.get(exclusive_key) is True
-            # the server compares an integer with the bound truncated to an integer
-            shown: Any = int(limit) if native_int else GoFloat(limit)
-            compared = int(limit) if native_int else float(limit)
-            if below:
-                broken = data <= compared if exclusive else data < compared
-                words = "greater than" if exclusive else "greater than or equal to"
-            else:
-                broken = data >= compared if exclusive else data > compared
-                words = "less than" if exclusive else "less than or equal to"
-            if broken:
-                value = data if native_int else GoFloat(data)
-                result.add(_Problem(path, f"{path} in body should be {words} {shown}", value=value))
+            result.add(*numbers.beyond(data, limit, exclusive, below, native))
         result.matches += 1
         return result
 
@@ -308,13 +311,11 @@ class _Validator:
         size = len(data)
         min_items, max_items = schema.get("minItems"), schema.get("maxItems")
         if isinstance(min_items, int) and size < min_items:
-            result.add(
-                _Problem(path, f"{path} in body should have at least {min_items} items", value=size)
-            )
+            message = f"{path} in body should have at least {min_items} items"
+            result.add(_Problem(path, message, value=size))
         if isinstance(max_items, int) and size > max_items:
-            result.add(
-                _Problem(path, f"{path} in body should have at most {max_items} items", value=size)
-            )
+            message = f"{path} in body should have at most {max_items} items"
+            result.add(_Problem(path, message, _TOO_MANY, size, limit=max_items))
         if schema.get("uniqueItems") is True and _has_duplicates(data):
             result.add(_Problem(path, f"{path} in body shouldn't contain duplicates"))
         result.matches += 1
@@ -326,32 +327,29 @@ class _Validator:
             return None
         if data is not None and any(_same(data, allowed) for allowed in enum):
             return None
-        listed = " ".join(_go_print(e) for e in enum)
+        listed = " ".join(go_print(e) for e in enum)
         problem = _Problem(
-            path, f"{path} in body should be one of [{listed}]", "enum", data, list(enum)
+            path, f"{path} in body should be one of [{listed}]", _ENUM, data, list(enum)
         )
         return _failed(problem)
 
-    def _object(self, schema: Schema, path: str, data: Any) -> _Result:
-        count = len(data)
+    def _properties_count(self, schema: Schema, path: str, count: int) -> list[_Problem]:
         min_props, max_props = schema.get("minProperties"), schema.get("maxProperties")
+        shows_size = self.minor >= _SIZE_NOT_LIMIT_SINCE
         if isinstance(min_props, int) and count < min_props:
-            return _failed(
-                _Problem(
-                    path,
-                    f"{path} in body should have at least {min_props} properties",
-                    value=min_props,
-                )
-            )
+            message = f"{path} in body should have at least {min_props} properties"
+            return [_Problem(path, message, value=count if shows_size else min_props)]
         if isinstance(max_props, int) and count > max_props:
-            return _failed(
-                _Problem(
-                    path,
-                    f"{path} in body should have at most {max_props} properties",
-                    value=max_props,
-                )
-            )
+            message = f"{path} in body should have at most {max_props} properties"
+            shown = count if shows_size else max_props
+            return [_Problem(path, message, _TOO_MANY, shown, limit=max_props)]
+        return []
+
+    def _object(self, schema: Schema, path: str, data: Any) -> _Result:
         result = _Result()
+        result.add(*self._properties_count(schema, path, len(data)))
+        if result.errors and self.minor < _PROPERTIES_COUNT_KEEPS_CHECKING_SINCE:
+            return result
         properties = schema.get("properties")
         properties = properties if isinstance(properties, dict) else {}
         additional = schema.get("additionalProperties")
@@ -371,13 +369,118 @@ class _Validator:
         for key in schema.get("required") or []:
             if key not in data and not (root and key in _ROOT_FIELDS):
                 result.add(
-                    _Problem(f"{path}.{key}", f"{path}.{key} in body is required", "required")
+                    _Problem(f"{path}.{key}", f"{path}.{key} in body is required", _REQUIRED)
                 )
         return result
 
 
-def _composite(message: str) -> _Problem:
-    return _Problem("", message, "composite")
+def _range_of(schema: Schema, minor: int) -> tuple[str, str]:
+    """The type and format kube-openapi holds numbers to (from 1.36): a schema of one numeric
+    type, with the format the server kept for it."""
+    types = schema_types(schema)
+    if minor < _NUMERIC_RANGES_SINCE or len(types) != 1 or types[0] not in ("integer", "number"):
+        return "", ""
+    return types[0], kept_format(schema, minor)
+
+
+@dataclass(frozen=True)
+class _Numbers:
+    """kube-openapi's number validator at one path: ranges, `multipleOf`, bounds."""
+
+    minor: int
+    path: str
+    held_to: tuple[str, str]  # the (type, format) values must fit; ("", "") for none
+
+    def out_of_range(self, value: float, prefix: str) -> list[_Problem]:
+        """IsValueValidAgainstRange: `value` (the datum or a keyword's) fits the type/format."""
+        type_name, number_format = self.held_to
+        if type_name == "integer":
+            fits = _fits_integer(value, _INTEGER_BITS.get(number_format, 64))
+        elif type_name == "number" and number_format == "float":
+            fits = _fits_float32(value)
+        else:
+            return []
+        if fits:
+            return []
+        kind = f"with format {number_format}" if number_format else "(default format)"
+        return [
+            _Problem(
+                "", f"{prefix} value must be of type {type_name} {kind} in {self.path}", _UNTYPED
+            )
+        ]
+
+    def multiple_of(self, data: float, factor: float, native: bool) -> list[_Problem]:
+        refuses_zero = self.minor >= _ZERO_FACTOR_REFUSED_SINCE
+        if native:
+            whole = int(factor)
+            if whole < 0 or (whole == 0 and refuses_zero):
+                return [self._not_positive(whole)]
+            if whole == 0 or int(data) % whole == 0:  # Go would divide by zero: not a real schema
+                return []
+            message = f"{self.path} in body should be a multiple of {whole}"
+            return [_Problem(self.path, message, value=data)]
+        if factor < 0 or (factor == 0 and refuses_zero):
+            return [self._not_positive(GoFloat(factor))]
+        if factor != 0:
+            quotient = (1 / factor * data) if factor < 1 else (data / factor)
+            if _is_json_integer(quotient, self.minor >= _ROUNDED_INTEGER_TEST_SINCE):
+                return []
+        message = f"{self.path} in body should be a multiple of {go_float(factor)}"
+        return [_Problem(self.path, message, value=GoFloat(data))]
+
+    def _not_positive(self, factor: float) -> _Problem:
+        shown = go_float(factor) if isinstance(factor, float) else str(factor)
+        message = f"factor MultipleOf declared for {self.path} must be positive: {shown}"
+        return _Problem(self.path, message, value=factor)
+
+    def beyond(
+        self, data: float, limit: float, exclusive: bool, below: bool, native: bool
+    ) -> list[_Problem]:
+        """`minimum`/`maximum`: an integer is compared with the bound truncated to an integer."""
+        compared: float = int(limit) if native else float(limit)
+        if below:
+            broken = data <= compared if exclusive else data < compared
+            words = "greater than" if exclusive else "greater than or equal to"
+        else:
+            broken = data >= compared if exclusive else data > compared
+            words = "less than" if exclusive else "less than or equal to"
+        if not broken:
+            return []
+        shown: Any = int(limit) if native else GoFloat(limit)
+        value = data if native else GoFloat(data)
+        return [_Problem(self.path, f"{self.path} in body should be {words} {shown}", value=value)]
+
+
+def _fits_integer(value: float, bits: int) -> bool:
+    """strconv.ParseInt of the value's decimal form (a float must be whole)."""
+    if isinstance(value, float) and not value.is_integer():
+        return False  # its decimal form has a fraction
+    bound: int = 2 ** (bits - 1)
+    return -bound <= int(value) < bound
+
+
+def _fits_float32(value: float) -> bool:
+    try:
+        struct.pack("<f", float(value))
+    except OverflowError:
+        return False
+    return True
+
+
+def _is_json_integer(value: float, relative_to_rounded: bool) -> bool:
+    """swag.IsFloat64AJSONInteger: whole, or close enough to be taken for whole."""
+    if math.isnan(value) or math.isinf(value) or abs(value) > _MAX_JSON_INTEGER:
+        return False
+    if value.is_integer():
+        return True
+    if relative_to_rounded:
+        rounded = math.copysign(math.floor(abs(value) + 0.5), value)
+        return rounded != 0 and abs(value - rounded) < 1e-9 * abs(rounded)
+    # compared with its integer part (Go's uint64 conversion): just above a whole number only
+    whole = float(math.trunc(value))
+    if value < 0 or whole == 0:
+        return False
+    return (value - whole) / (value + whole) < 1e-9
 
 
 def _same(data: Any, allowed: Any) -> bool:
@@ -389,131 +492,41 @@ def _same(data: Any, allowed: Any) -> bool:
 
 
 def _has_duplicates(items: list[Any]) -> bool:
+    """reflect.DeepEqual between items: `1` and `1.0` differ (int64 and float64)."""
     seen = [json.dumps(item, sort_keys=True) for item in items]
     return len(set(seen)) != len(seen)
 
 
-def _go_print(value: Any) -> str:
-    """Go's `%v` of a decoded JSON value (enum lists in messages)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return go_float(value)
-    if value is None:
-        return "<nil>"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_print(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_print(value[k])}" for k in sorted(value)) + "]"
-    return str(value)
-
-
-def _multiple_of(path: str, data: float, factor: float, native_int: bool) -> list[_Problem]:
-    if factor < 0:
-        message = f"factor MultipleOf declared for {path} must be positive: {_go_print(factor)}"
-        return [_Problem(path, message, value=factor)]
-    if native_int:
-        whole = int(factor)
-        if whole == 0 or int(data) % whole == 0:  # Go would divide by zero: not a real schema
-            return []
-        return [_Problem(path, f"{path} in body should be a multiple of {whole}", value=data)]
-    quotient = (1 / factor * data) if factor < 1 else (data / factor)
-    if float(quotient).is_integer():
-        return []
-    message = f"{path} in body should be a multiple of {go_float(factor)}"
-    return [_Problem(path, message, value=GoFloat(data))]
-
-
-def _field_errors(result: _Result) -> list[v.FieldError]:
-    """apiextensions-apiserver's translation of kube-openapi's errors into field errors."""
+def _field_errors(result: _Result, minor: int) -> list[v.FieldError]:
+    """apiextensions-apiserver's translation of kube-openapi's errors into field errors
+    (`kubeOpenAPIResultToFieldErrors`)."""
+    words = FieldWording(minor)
+    typed = minor >= TYPED_ERRORS_SINCE
     errors: list[v.FieldError] = []
     for problem in result.errors:
-        name = problem.name[1:] if problem.name.startswith(".") else problem.name
-        if problem.code == "composite":
-            errors.append(v.invalid_value("<nil>", "", problem.message))
-        elif problem.code == "required":
-            errors.append(v.required(name))
-        elif problem.code == "enum":
-            supported = [e if isinstance(e, str) else json.dumps(e) for e in problem.values]
-            errors.append(v.unsupported(name, problem.value, supported))
+        name = (problem.name[1:] if problem.name.startswith(".") else problem.name) or "<nil>"
+        value = "" if problem.value is None else problem.value
+        if problem.code == _UNTYPED:
+            errors.append(words.invalid("<nil>", "", problem.message))
+        elif problem.code == _REQUIRED:
+            errors.append(words.required(name))
+        elif problem.code == _ENUM:
+            supported = [e if isinstance(e, str) else go_json(e) for e in problem.values]
+            errors.append(words.not_supported(name, problem.value, supported))
+        elif typed and problem.code == _TOO_LONG:
+            errors.append(words.too_long(name, problem.limit))
+        elif typed and problem.code == _TOO_MANY:
+            errors.append(words.too_many(name, problem.value, problem.limit))
+        elif typed and problem.code == _TYPE:
+            errors.append(words.type_invalid(name, value, problem.message))
         else:
-            value = "" if problem.value is None else problem.value
-            errors.append(v.invalid_value(name or "<nil>", value, problem.message))
+            errors.append(words.invalid(name, value, problem.message))
     return errors
 
 
 def schema_errors(schema: Schema, obj: dict[str, Any], minor: int) -> list[v.FieldError]:
-    """What `obj` breaks of its CRD's `schema`, as the API server of release 1.`minor` says it."""
-    return _field_errors(_Validator(minor).validate(schema, "", obj))
-
-
-# --- x-kubernetes-list-type -------------------------------------------------------------------
-
-
-def list_type_errors(schema: Schema, value: Any, path: str = "") -> list[v.FieldError]:
-    """Duplicates in `set` and `map` lists (by their `x-kubernetes-list-map-keys`)."""
-    errors: list[v.FieldError] = []
-    if isinstance(value, dict):
-        properties = schema.get("properties")
-        properties = properties if isinstance(properties, dict) else {}
-        additional = schema.get("additionalProperties")
-        for key, item in value.items():
-            sub = properties.get(key, additional)
-            if isinstance(sub, dict):
-                errors += list_type_errors(sub, item, f"{path}.{key}" if path else key)
-    elif isinstance(value, list):
-        list_type = schema.get("x-kubernetes-list-type")
-        if list_type == "set":
-            errors += [v.duplicate(f"{path}[{i}]", value[i]) for i in _repeated(value)]
-        elif list_type == "map":
-            errors += _map_list_errors(schema, value, path)
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, item in enumerate(value):
-                errors += list_type_errors(items, item, f"{path}[{i}]")
-    return errors
-
-
-def _repeated(items: list[Any]) -> list[int]:
-    """The index of each value's second occurrence."""
-    counts: dict[str, int] = {}
-    found = []
-    for i, item in enumerate(items):
-        key = json.dumps(item, sort_keys=True) + type(item).__name__
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] == 2:
-            found.append(i)
-    return found
-
-
-def _map_list_errors(schema: Schema, items: list[Any], path: str) -> list[v.FieldError]:
-    for i, item in enumerate(items):
-        if item is not None and not isinstance(item, dict):
-            return [
-                v.invalid_value(
-                    f"{path}[{i}]", item, "must be an object for an array of list-type map"
-                )
-            ]
-    if len(items) <= 1:
-        return []
-    key_fields = [k for k in schema.get("x-kubernetes-list-map-keys") or [] if isinstance(k, str)]
-    keys = [{k: item[k] for k in key_fields if k in item} if item else {} for item in items]
-    return [v.duplicate(f"{path}[{i}]", _go_map(keys[i])) for i in _repeated(keys)]
-
-
-def _go_map(value: dict[str, Any]) -> v.GoLiteral:
-    """Go's `%#v` of a `map[string]interface{}`."""
-    pairs = ",".join(f"{json.dumps(k)}:{_go_sharp(value[k])}" for k in sorted(value))
-    return v.GoLiteral("map[string]interface {}{" + pairs + "}")
-
-
-def _go_sharp(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    return v.GoLiteral(json.dumps(value))
+    """What `obj` breaks of its CRD's `schema`, as the API server of release 1.`minor` says it:
+    the schema's errors, then those of its embedded resources (`x-kubernetes-embedded-resource`),
+    in the order the server lists them."""
+    errors = _field_errors(_Validator(minor).validate(schema, "", obj), minor)
+    return errors + embedded_resource_errors(schema, obj, minor)

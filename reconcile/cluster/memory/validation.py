@@ -64,9 +64,14 @@ class FieldError:
     detail: str = ""
     value: Any = None
     has_value: bool = False
+    # the cause's reason where the printed type does not tell it: a `TypeInvalid` error
+    # prints as `Invalid value` but its reason is `FieldValueTypeInvalid`
+    server_reason: str = ""
 
     @property
     def reason(self) -> str:
+        if self.server_reason:
+            return self.server_reason
         return {
             "Invalid value": "FieldValueInvalid",
             "Required value": "FieldValueRequired",
@@ -74,6 +79,7 @@ class FieldError:
             "Unsupported value": "FieldValueNotSupported",
             "Duplicate value": "FieldValueDuplicate",
             "Too long": "FieldValueTooLong",
+            "Too many": "FieldValueTooMany",
         }.get(self.type, "FieldValueInvalid")
 
     def body(self) -> str:
