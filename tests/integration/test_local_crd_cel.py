@@ -8,27 +8,10 @@ import json
 import textwrap
 from pathlib import Path
 
-from tests.integration.test_local_crd_validation import CONTROLLER, HOOK, fleet
+from tests.integration.test_local_crd_validation import CONTROLLER, FLEETS_CRD, HOOK, fleet
 from tests.support.cli import reconcile
 
-CRDS = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: fleets.sea.example.com}
-spec:
-  group: sea.example.com
-  scope: Namespaced
-  names: {plural: fleets, singular: fleet, kind: Fleet}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      subresources: {status: {}}
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
----
+SHIPS_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: ships.sea.example.com}
@@ -58,6 +41,8 @@ spec:
                     - rule: self.matches('^[a-z]+$')
                       messageExpression: "'name ' + self + ' is not lower case'"
 """
+
+CRDS = FLEETS_CRD + SHIPS_CRD
 
 
 def test_a_child_that_breaks_a_cel_rule_is_an_error_naming_it(tmp_path: Path) -> None:

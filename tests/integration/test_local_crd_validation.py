@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.support.cli import reconcile
 
-CRDS = """\
+FLEETS_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: fleets.sea.example.com}
@@ -28,6 +28,9 @@ spec:
           type: object
           x-kubernetes-preserve-unknown-fields: true
 ---
+"""
+
+SHIPS_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: ships.sea.example.com}
@@ -54,6 +57,8 @@ spec:
                     south: {type: string}
                   oneOf: [{required: [north]}, {required: [south]}]
 """
+
+CRDS = FLEETS_CRD + SHIPS_CRD
 
 CONTROLLER = """\
 apiVersion: metacontroller.k8s.io/v1alpha1
