@@ -10,9 +10,16 @@ set -euo pipefail
 
 CACHE="${RECONCILE_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reconcile/control-plane}"
 BIN="$CACHE/bin"
+PATCHES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/control-plane-patches"
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 
-cached() { [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]]; }
+# What the binaries are built from besides Debian's source: binaries built from other patches
+# (or none) are built again.
+BUILD_ID=$(cat "$PATCHES"/*.patch | sha256sum | cut -d' ' -f1)
+cached() {
+  [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]] &&
+    [[ "$(cat "$BIN/build-id" 2>/dev/null)" == "$BUILD_ID" ]]
+}
 if cached; then
   log "cached binaries found in $BIN"
   echo "$CACHE"
@@ -43,13 +50,14 @@ if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sour
 fi
 log "apt-get update"
 $SUDO apt-get update -qq
-log "installing golang-go etcd-server rsync golang-github-modern-go-reflect2-dev"
+log "installing golang-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch"
 $SUDO apt-get install -y -qq --no-install-recommends \
-  golang-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make >/dev/null
+  golang-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch >/dev/null
 
 WORK="$CACHE/build"
 rm -rf "$WORK"
 mkdir -p "$WORK/src" "$BIN"
+rm -f "$BIN/build-id"
 cd "$WORK/src"
 log "downloading the kubernetes source package"
 apt-get source --download-only kubernetes >/dev/null
@@ -65,6 +73,14 @@ log "replacing vendored modern-go/reflect2 with Debian's 1.0.2"
 rm -rf "$TREE/vendor/github.com/modern-go/reflect2"
 cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$TREE/vendor/github.com/modern-go/reflect2"
 
+# Our patches (control-plane-patches/): the API server builds its OpenAPI documents when asked
+# for them, not on every CRD change (most of its CPU time in this suite, which creates hundreds
+# of CRDs); later Kubernetes releases do the same.
+for patch_file in "$PATCHES"/*.patch; do
+  log "applying $(basename "$patch_file")"
+  patch -p1 -s -d "$TREE" <"$patch_file"
+done
+
 cd "$TREE"
 export GO111MODULE=off GOFLAGS="" GOCACHE="$CACHE/go-build-cache"
 log "make generated_files"
@@ -74,6 +90,7 @@ for cmd in kube-apiserver kube-controller-manager; do
   go build -o "$BIN/$cmd" "./cmd/$cmd"
 done
 ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$BIN/etcd"
+echo "$BUILD_ID" >"$BIN/build-id"
 log "cleaning the build tree (keeping the binaries)"
 rm -rf "$WORK"
 "$BIN/kube-apiserver" --version >&2
