@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from enum import IntEnum
 from pathlib import Path
 from types import FrameType
+from typing import IO
 
 from reconcile import __version__
 from reconcile.budget import Budget, BudgetExhausted
@@ -29,8 +30,10 @@ from reconcile.config import ReconcileSettings, ReportTarget, RunConfig
 from reconcile.files import is_standard_input, reading_inputs
 from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
-from reconcile.report import ReportFormat, render
+from reconcile.report import ReportFormat, render_to
+from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
+from reconcile.runner.keeper import ResultKeeper
 from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.lock import default_holder
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
@@ -111,27 +114,38 @@ def check_report_files(targets: tuple[ReportTarget, ...]) -> None:
 def write_reports(result: RunResult, config: RunConfig) -> bool:
     """Every report; False (logged) when one could not be written."""
 
-    def text_of(target: ReportTarget) -> str:
+    def write(target: ReportTarget, stream: IO[str]) -> None:
         color = config.report.color if target.path is None else False  # no escapes in files
-        return render(
-            result, ReportFormat(target.format), color=color, verbose=config.report.verbose
+        render_to(
+            stream,
+            result,
+            ReportFormat(target.format),
+            color=color,
+            verbose=config.report.verbose,
         )
 
-    return write_report_texts(config.report.targets, text_of)
+    return write_report_streams(config.report.targets, write)
 
 
 def write_report_texts(
     targets: tuple[ReportTarget, ...], text_of: Callable[[ReportTarget], str]
 ) -> bool:
-    """Each target's text (`text_of`) to standard output or its file; False (logged) when one
-    could not be written, the others still are. Markdown files are appended to, as GitHub's
-    $GITHUB_STEP_SUMMARY expects (a fresh file is the same)."""
+    """Each target's text (`text_of`) to standard output or its file, as
+    `write_report_streams` writes."""
+    return write_report_streams(targets, lambda target, stream: stream.write(text_of(target)))
+
+
+def write_report_streams(
+    targets: tuple[ReportTarget, ...], write: Callable[[ReportTarget, IO[str]], object]
+) -> bool:
+    """Each target's report, written by `write` to standard output or its file; False (logged)
+    when one could not be written, the others still are. Markdown files are appended to, as
+    GitHub's $GITHUB_STEP_SUMMARY expects (a fresh file is the same)."""
     ok = True
     for target in targets:
-        text = text_of(target)
         if target.path is None:
             try:
-                sys.stdout.write(text)
+                write(target, sys.stdout)
                 sys.stdout.flush()
             except OSError as exc:  # a closed pipe: the other reports still go out
                 log.error("could not write the report to standard output: %s", _os_problem(exc))
@@ -141,7 +155,7 @@ def write_report_texts(
         mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
         try:
             with path.open(mode, encoding="utf-8") as stream:
-                stream.write(text)
+                write(target, stream)
         except OSError as exc:
             log.error("could not write the %s report to %s: %s", target.format, path, exc)
             ok = False
@@ -277,8 +291,10 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
         log.error("%s", exc)
         return None, ExitCode.ERROR
     # the output directory is told where the controllers came from: read as the run read them
-    with reading_inputs(config.kustomize, budget):
-        result, cluster = _run(config, budget)
+    with reading_inputs(config.kustomize, budget), DiffSpool() as spool:
+        # what the reports show of each action waits on disk, not in memory (none: not kept)
+        keeper = spool if config.report.targets else ForgetContent()
+        result, cluster = _run(config, budget, keeper)
         result.source = source
         log_summary(result)
         reported = write_reports(result, config)
@@ -420,14 +436,19 @@ def from_git(config: RunConfig, budget: Budget | None = None) -> tuple[RunConfig
     return config, source
 
 
-def _run(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
+def _run(
+    config: RunConfig, budget: Budget, keeper: ResultKeeper | None = None
+) -> tuple[RunResult, Cluster | None]:
     """The run, never raising: a failure to start becomes the result's error, so a report is
-    written whatever happens."""
+    written whatever happens. `keeper`: what it keeps of its results while it goes on (by
+    default, everything in memory)."""
     with reading_inputs(config.kustomize, budget):
-        return _run_reading(config, budget)
+        return _run_reading(config, budget, keeper)
 
 
-def _run_reading(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster | None]:
+def _run_reading(
+    config: RunConfig, budget: Budget, keeper: ResultKeeper | None
+) -> tuple[RunResult, Cluster | None]:
     result = RunResult(
         dry_run=config.reconcile.dry_run, server_dry_run=config.reconcile.server_dry_run
     )
@@ -449,7 +470,8 @@ def _run_reading(config: RunConfig, budget: Budget) -> tuple[RunResult, Cluster 
                 progress = stack.enter_context(TerminalProgress())
             elif config.progress_interval > 0:
                 progress = stack.enter_context(LoggedProgress(config.progress_interval))
-            return RunLoop(cluster, settings, progress=progress, budget=budget).run(), cluster
+            loop = RunLoop(cluster, settings, progress=progress, budget=budget, keeper=keeper)
+            return loop.run(), cluster
     except ApiError as exc:
         return _failed(result, f"the cluster failed: {exc}", budget), cluster
     except Exception as exc:  # a bug: still report, and exit 1 rather than lose the report

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from reconcile.engine.actions import Action
 from reconcile.engine.changes import FieldChange
@@ -28,6 +29,13 @@ class HookCall:
     code: str = ""  # the HTTP status or exit code ("0": none, e.g. a timeout)
 
 
+class Stowed(Protocol):
+    """What a report shows of an action's content (its diff), kept out of memory once its
+    parent was done (report/spool.py)."""
+
+    def load(self) -> object: ...
+
+
 @dataclass
 class ActionResult:
     action: Action
@@ -46,6 +54,9 @@ class ActionResult:
     validated: bool = False
     # --dry-run=server: why it was not sent (what it changes exists only in this dry run).
     not_validated: str = ""
+    # Its diff, once stowed out of memory: `action` then names its objects but holds no more
+    # of them.
+    stowed: Stowed | None = None
 
 
 class Divergence(StrEnum):

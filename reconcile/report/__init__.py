@@ -7,7 +7,7 @@ waits, errors and the cost of the run; Secret values are always redacted.
 from reconcile.objects.redact import redact
 from reconcile.report.json_report import REPORT_SCHEMA_VERSION, report_dict
 from reconcile.report.markdown import MARKDOWN_LIMIT
-from reconcile.report.render import ReportFormat, render
+from reconcile.report.render import ReportFormat, render, render_to
 
 __all__ = [
     "MARKDOWN_LIMIT",
@@ -15,5 +15,6 @@ __all__ = [
     "ReportFormat",
     "redact",
     "render",
+    "render_to",
     "report_dict",
 ]

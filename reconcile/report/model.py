@@ -99,7 +99,16 @@ def view(result: ActionResult) -> ActionView:
         namespace=action.namespace,
         name=action.name,
     )
-    return ActionView(result, action_state(result), obj, action_diff(action))
+    return ActionView(result, action_state(result), obj, diff_of(result))
+
+
+def diff_of(result: ActionResult) -> ActionDiff:
+    """The action's diff: computed from its objects, or read back once stowed."""
+    if result.stowed is None:
+        return action_diff(result.action)
+    diff = result.stowed.load()
+    assert isinstance(diff, ActionDiff), "only diffs are stowed"
+    return diff
 
 
 def split_parent(parent: str) -> tuple[str, str, str]:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import io
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any
+from typing import IO, Any
 
 from reconcile.engine.changes import FieldChange
 from reconcile.objects.terminal import printable
-from reconcile.report.json_report import report_dict
+from reconcile.report.json_report import write_json
 from reconcile.report.markdown import render_markdown
-from reconcile.report.text import render_text
+from reconcile.report.text import write_text
 from reconcile.results import (
     ActionResult,
     ControllerResult,
@@ -36,17 +36,31 @@ def render(
     """The report of a run in `fmt`. `color` (ANSI escapes) and `verbose` (every parent and
     hook call, not only what has news) apply to TEXT only. Secret values are redacted in every
     format."""
+    out = io.StringIO()
+    render_to(out, result, fmt, color=color, verbose=verbose)
+    return out.getvalue()
+
+
+def render_to(
+    stream: IO[str],
+    result: RunResult,
+    fmt: ReportFormat,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+) -> None:
+    """`render`'s text written to `stream` as it is made: a large run's JSON or text report
+    is never whole in memory."""
     fmt = ReportFormat(fmt)  # also accepts the plain string, e.g. from a CLI option
     result = scrubbed(result)
     if fmt is ReportFormat.TEXT:
-        return render_text(result, color=color, verbose=verbose)
-    if fmt is ReportFormat.JSON:
-        # Compact: the C encoder is an order of magnitude faster on large runs (`jq .` indents).
-        compact = json.dumps(report_dict(result), ensure_ascii=False, separators=(",", ":"))
-        return compact + "\n"
-    if fmt is ReportFormat.MARKDOWN:
-        return render_markdown(result)
-    raise AssertionError(fmt)  # pragma: no cover
+        write_text(stream, result, color=color, verbose=verbose)
+    elif fmt is ReportFormat.JSON:
+        write_json(stream, result)
+    elif fmt is ReportFormat.MARKDOWN:
+        stream.write(render_markdown(result))  # bounded: MARKDOWN_LIMIT
+    else:  # pragma: no cover
+        raise AssertionError(fmt)
 
 
 def scrubbed(result: RunResult) -> RunResult:

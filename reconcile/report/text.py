@@ -6,6 +6,7 @@ Styled with rich; without colour the output is plain text (no escape sequences a
 from __future__ import annotations
 
 import io
+from typing import IO, cast
 
 from rich import box
 from rich.console import Console
@@ -62,8 +63,17 @@ def render_text(result: RunResult, *, color: bool = False, verbose: bool = False
     calls are shown when they failed, and an error is told once where it happened (and once in
     the summary). `verbose`: every parent and hook call."""
     out = io.StringIO()
+    write_text(out, result, color=color, verbose=verbose)
+    return out.getvalue()
+
+
+def write_text(
+    stream: IO[str], result: RunResult, *, color: bool = False, verbose: bool = False
+) -> None:
+    """`render_text`'s text written to `stream` a parent at a time."""
+    plain = None if color else _PlainLines(stream)
     console = Console(
-        file=out,
+        file=stream if plain is None else cast(IO[str], plain),  # rich only writes to it
         width=WIDTH,
         color_system="standard" if color else None,
         force_terminal=color,
@@ -79,10 +89,36 @@ def render_text(result: RunResult, *, color: bool = False, verbose: bool = False
     writer = _Writer(console, verbose)
     writer.run(result)
     writer.flush()
-    text = out.getvalue()
-    if not color:
-        text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
-    return text
+    if plain is not None:
+        plain.finish()
+
+
+class _PlainLines(io.TextIOBase):
+    """Plain text as it reaches `stream`: without trailing spaces (rich pads table cells) and
+    ending with a newline. Whole lines go out as they come; a line's start waits for its end."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._partial = ""
+        self._wrote = False
+
+    def write(self, text: str) -> int:
+        whole, newline, self._partial = (self._partial + text).rpartition("\n")
+        if newline:
+            self._put(whole + newline)
+        return len(text)
+
+    def _put(self, text: str) -> None:
+        # As `"\n".join(line.rstrip() for line in whole.splitlines()) + "\n"` would for the
+        # whole text: `text` ends a line, so its lines are the same in the whole.
+        self._stream.write("\n".join(line.rstrip() for line in text.splitlines()) + "\n")
+        self._wrote = True
+
+    def finish(self) -> None:
+        """The last line, ended with a newline (and a lone newline for no text at all)."""
+        if self._partial or not self._wrote:
+            self._put(self._partial)
+            self._partial = ""
 
 
 class _Writer:

@@ -36,6 +36,10 @@ Work = TypeVar("Work")
 PARENT_ERRORS = (HookError, ParentError, ApiError)
 
 
+def keep_whole(_: ParentResult) -> None:
+    """A finished parent's result, kept as it is."""
+
+
 @dataclass(frozen=True)
 class PassEnv:
     """What every controller's pass works with: the cluster, the hooks, the run's executor,
@@ -51,6 +55,9 @@ class PassEnv:
     progress: Progress = field(default_factory=NoProgress)
     # per parent group/resource: whether its status schema keeps observedGeneration (per run)
     keeps_generation: dict[str, bool] = field(default_factory=dict)
+    # what becomes of a parent's result once it is done: kept whole, or its actions' content
+    # stowed out of memory for the report (report/spool.py)
+    stow: Callable[[ParentResult], None] = keep_whole
 
     def stamps_generation(self, resource: ResourceInfo) -> bool:
         """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
@@ -136,6 +143,7 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
                 env.progress.advance(None)
                 return None  # counted as not synced: the run is stopping
             synced = sync_parent(kind, item)
+            env.stow(synced)
             env.progress.advance(synced)
             return synced
 

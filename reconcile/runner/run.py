@@ -33,6 +33,7 @@ from reconcile.runner.contested import contested_parents
 from reconcile.runner.controller_pass import ControllerKind, PassEnv, run_pass
 from reconcile.runner.decorator import DecoratorKind
 from reconcile.runner.execute import Executor
+from reconcile.runner.keeper import KeepWhole, ResultKeeper
 from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
 from reconcile.runner.map_controller import MapKind
@@ -65,8 +66,12 @@ class RunLoop:
         sleep: Callable[[float], None] | None = None,
         progress: Progress | None = None,
         budget: Budget | None = None,
+        keeper: ResultKeeper | None = None,
     ) -> None:
+        """`keeper`: what the run keeps of its results while it goes on (by default,
+        everything in memory; runner/keeper.py)."""
         self.progress = progress
+        self.keeper = keeper or KeepWhole()
         self.cluster = cluster
         self.settings = settings
         self.budget = budget or Budget(settings.max_duration, clock)
@@ -205,6 +210,8 @@ class RunLoop:
         """The run's passes, until it converges, waits past its budget or is stopped."""
         if self.settings.apply_paths:
             result.manifests = self._apply_manifests(manifests, executor)
+            for applied in result.manifests.parents:
+                self.keeper.stow(applied)
             if _holds_controllers(manifests):  # they may define or change controllers
                 loaded = self._load(result) or loaded
         if not loaded.composite and not loaded.decorator and not loaded.map:
@@ -212,6 +219,23 @@ class RunLoop:
             log.warning("%s", missing)
             if not self.settings.apply_paths:  # applying manifests alone is a run of its own
                 result.warnings.append(missing)
+        try:
+            self._passes(result, deadline, loaded, lock, executor)
+        finally:
+            self.keeper.restore()  # the reports read every pass
+        result.not_converging = list(executor.not_converging.values())
+        result.warnings += sorted(executor.schema_notes)
+        return self._finish(result, started)
+
+    def _passes(
+        self,
+        result: RunResult,
+        deadline: float,
+        loaded: LoadedControllers,
+        lock: RunLock | NoLock,
+        executor: Executor,
+    ) -> None:
+        """Pass after pass, until the run converges, waits past its budget or is stopped."""
         while True:
             if result.passes:
                 lock.renew()
@@ -243,14 +267,12 @@ class RunLoop:
             if next_at + longest >= deadline:
                 result.due_next_run = due or ["the next pass (it would not finish in the budget)"]
                 break
+            self.keeper.park(current.controllers)  # done with until the run ends
             self.sleep(max(0.0, next_at - self.clock()))
             if self.budget.interrupted_by:
                 result.interrupted = self.budget.interrupted_by
                 result.due_next_run = due
                 break
-        result.not_converging = list(executor.not_converging.values())
-        result.warnings += sorted(executor.schema_notes)
-        return self._finish(result, started)
 
     def _load(self, result: RunResult) -> LoadedControllers | None:
         """The controllers; None (with the errors in `result`) when the inputs cannot be used."""
@@ -331,6 +353,7 @@ class RunLoop:
             self.settings.shard,
             self.progress or NoProgress(),
             self._keeps_generation,
+            self.keeper.stow,
         )
         env.progress.new_pass(number)
         started, before = self.clock(), self.cluster.stats.snapshot()
