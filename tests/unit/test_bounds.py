@@ -60,3 +60,20 @@ def test_loads_bounded_refuses_what_json_would_recurse_on() -> None:
     with pytest.raises(BoundError, match="nested deeper than"):
         loads_bounded(json.dumps(nested(300)))
     assert loads_bounded('{"a": [1, 2]}') == {"a": [1, 2]}
+
+
+def test_marks_inside_strings_do_not_count_however_the_strings_are_escaped() -> None:
+    # 5 marks outside strings (3 colons, 2 commas); inside them, marks after escaped quotes
+    # and backslashes
+    text = b'{"a\\"[,":1,"b\\\\":"c,[:","d":"\\"x:"}'
+    assert value_count_problem(text, limit=6) is None
+    assert value_count_problem(text, limit=5) is not None
+
+
+def test_millions_of_short_strings_are_counted_without_a_step_each() -> None:
+    # 6 MiB of `"ab",`: 1.26 million values, refused; the same strings holding commas hold
+    # fewer values than marks, and pass
+    flood = b'{"children":[' + b",".join([b'"ab"'] * 1_260_000) + b"]}"
+    assert value_count_problem(flood) is not None
+    commas = b"[" + b",".join([b'"a,b,c"'] * 300_000) + b"]"
+    assert value_count_problem(commas) is None
