@@ -148,30 +148,9 @@ for line in (sys.stdin if "--lines" in sys.argv else [sys.stdin.read()]):
 def command_inputs(directory: Path, parents: int, protocol: str) -> None:
     directory.mkdir(parents=True)
     (directory / "hook.py").write_text(COMMAND_HOOK)
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"things.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    from tests.support.backends import crd_manifest
+
+    crd = crd_manifest(GROUP, "Thing", "things")
     argv = [sys.executable, "hook.py", *(["--lines"] if protocol == "lines" else [])]
     controller = {
         "apiVersion": "metacontroller.k8s.io/v1alpha1",

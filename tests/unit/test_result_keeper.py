@@ -17,6 +17,7 @@ from reconcile.report.spool import DiffSpool
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.local import seeded_cluster
 from reconcile.runner.run import RunLoop
+from tests.support.backends import crd_manifest
 
 GROUP = "keeper.example.com"
 # A child, and a status counting the children it was shown: three passes (create, status, none).
@@ -36,30 +37,7 @@ HOOK = textwrap.dedent(
 def project(root: Path, parents: int) -> Path:
     root.mkdir()
     (root / "hook.py").write_text(HOOK)
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"things.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = crd_manifest(GROUP, "Thing", "things")
     objects = [
         crd,
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "keep"}},
