@@ -26,6 +26,7 @@ from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
+from reconcile.runner.keeper import KeepWhole
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.resolving import ControllerError, status_keeps_generation
 from reconcile.runner.snapshot import Snapshot
@@ -34,10 +35,6 @@ Work = TypeVar("Work")
 
 # What stops one parent's sync and is reported on it (the others go on).
 PARENT_ERRORS = (HookError, ParentError, ApiError)
-
-
-def keep_whole(_: ParentResult) -> None:
-    """A finished parent's result, kept as it is."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ class PassEnv:
     keeps_generation: dict[str, bool] = field(default_factory=dict)
     # what becomes of a parent's result once it is done: kept whole, or its actions' content
     # stowed out of memory for the report (report/spool.py)
-    stow: Callable[[ParentResult], None] = keep_whole
+    stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
 
     def stamps_generation(self, resource: ResourceInfo) -> bool:
         """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
