@@ -105,12 +105,16 @@ def example(backend: Backend) -> Iterator[ExampleLoader]:
 
 @pytest.fixture
 def namespace(backend: Backend) -> Iterator[str]:
-    """A namespace of the test's own, deleted afterwards (without waiting)."""
+    """A namespace of the test's own. The memory backend's is deleted afterwards; the real
+    control plane's is left to be discarded with it at the session's end. Deleting one makes
+    the namespace controller LIST and DELETE every namespaced type in it (over a hundred, with
+    the suite's CRDs): measured, 93 % of the API server's requests in a suite went to that."""
     name = f"t-{uuid.uuid4().hex[:10]}"
     namespaces = backend.admin.discover("v1", "namespaces")
     backend.admin.create(
         namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     )
     yield name
-    with contextlib.suppress(ApiError):
-        backend.admin.delete(namespaces, name)
+    if backend.plane is None:
+        with contextlib.suppress(ApiError):
+            backend.admin.delete(namespaces, name)

@@ -95,6 +95,10 @@ class ControlPlane:
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     apiserver_port: int = 0
     tokens: dict[str, str] = field(default_factory=dict)
+    # The audit log read so far: tests mark and count it hundreds of times in a session, so
+    # each read parses only the lines written since the last one.
+    _audit_read: int = 0
+    _audit_events: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def server(self) -> str:
@@ -326,17 +330,22 @@ class ControlPlane:
     # -- audit -------------------------------------------------------------------------------
 
     def audit_events(self, user: str = TESTED_USER) -> list[dict[str, Any]]:
+        self._read_audit_log()
+        return [e for e in self._audit_events if e.get("user", {}).get("username") == user]
+
+    def _read_audit_log(self) -> None:
         if not self.audit_log.exists():
-            return []
-        events = []
-        for line in self.audit_log.read_text().splitlines():
+            return
+        with self.audit_log.open("rb") as log:
+            log.seek(self._audit_read)
+            written = log.read()
+        complete = written[: written.rfind(b"\n") + 1]  # a line still being written waits
+        self._audit_read += len(complete)
+        for line in complete.splitlines():
             try:
-                event = json.loads(line)
+                self._audit_events.append(json.loads(line))
             except ValueError:
                 continue
-            if event.get("user", {}).get("username") == user:
-                events.append(event)
-        return events
 
     def audit_verbs(self, user: str = TESTED_USER, since: int = 0) -> Counter[str]:
         """Verbs the user sent, counting events after the first `since` ones."""

@@ -117,18 +117,6 @@ class Target:
     def group(self) -> str:
         return f"ps{self.suffix}.example.com"
 
-    def cleanup(self) -> None:
-        if self.backend is None:
-            return
-        admin = self.backend.admin
-        for name, (api_version, plural) in (
-            (self.namespace, ("v1", "namespaces")),
-            (f"{self.namespace}-extra", ("v1", "namespaces")),
-            (f"widgets.{self.group}", ("apiextensions.k8s.io/v1", "customresourcedefinitions")),
-        ):
-            with contextlib.suppress(ApiError):
-                admin.delete(admin.discover(api_version, plural), name)
-
 
 def _key(obj: dict[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
@@ -140,5 +128,6 @@ def make_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Targ
     backend = request.getfixturevalue("live_backend") if request.param == "live" else None
     made = Target(tmp_path, uuid.uuid4().hex[:8], backend)
     made.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": made.namespace}})
+    # Nothing is deleted afterwards: the names are the test's own and the real control plane
+    # is discarded at the session's end (see the `namespace` fixture for why that matters).
     yield made
-    made.cleanup()
