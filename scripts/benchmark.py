@@ -15,13 +15,14 @@ peak RSS, and (live) the CPU time of kube-apiserver + etcd.
     .venv/bin/python scripts/benchmark.py --parents 1000 --children 5 [--backend live|memory|both]
     .venv/bin/python scripts/benchmark.py --parents 1000,10000 --backend live --no-compare
     .venv/bin/python scripts/benchmark.py --scenario map --inputs 1000 [--backend ...]
-    .venv/bin/python scripts/benchmark.py --scenario command --parents 200,1000
+    .venv/bin/python scripts/benchmark.py --scenario command --parents 200,1000 [--baseline REV]
 
 The command scenario runs `reconcile --local` over N parents whose sync hook is a three-line
 Python command, once with `protocol: exec` (one process per call) and once with
 `protocol: lines` (one process per worker), and prints side by side the cold run's wall time
 and the time of its last pass, which finds nothing to do (the converged pass: one hook call
-per parent, no writes).
+per parent, no writes). `--baseline REV` adds a first column: exec mode with the `reconcile`
+package as it was at git revision REV.
 
 With several `--parents` sizes, it ends with the ratios of time, CPU and peak RSS between the
 smallest and the largest (linear in parents: the same ratio as the sizes).
@@ -152,6 +153,10 @@ def command_inputs(directory: Path, parents: int, protocol: str) -> None:
 
     crd = crd_manifest(GROUP, "Thing", "things")
     argv = [sys.executable, "hook.py", *(["--lines"] if protocol == "lines" else [])]
+    # exec is the default: left unsaid, so a --baseline revision from before `protocol` reads it
+    command: dict[str, Any] = {"argv": argv} | (
+        {"protocol": protocol} if protocol != "exec" else {}
+    )
     controller = {
         "apiVersion": "metacontroller.k8s.io/v1alpha1",
         "kind": "CompositeController",
@@ -159,7 +164,7 @@ def command_inputs(directory: Path, parents: int, protocol: str) -> None:
         "spec": {
             "generateSelector": True,
             "parentResource": {"apiVersion": f"{GROUP}/v1", "resource": "things"},
-            "hooks": {"sync": {"command": {"argv": argv, "protocol": protocol}}},
+            "hooks": {"sync": {"command": command}},
         },
     }
     things = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
@@ -177,44 +182,79 @@ def command_inputs(directory: Path, parents: int, protocol: str) -> None:
     (directory / "things.yaml").write_text(yaml.safe_dump_all(things))
 
 
-def bench_command(parents: int) -> None:
+def baseline_tree(revision: str, into: Path) -> Path:
+    """This repository's `reconcile` package as it was at `revision`, compiled, in `into`."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, "reconcile"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True)
+    return into
+
+
+def run_command_scenario(inputs: Path, report: Path, code: Path) -> tuple[float, float, int]:
+    """The cold run's wall time, its last pass's time and its pass count, with the `reconcile`
+    package found in `code`."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reconcile",
+            "--local",
+            str(inputs),
+            "--workers",
+            WORKERS[0],
+            "--max-duration",
+            "3600s",
+            "--report-file",
+            f"json:{report}",
+        ],
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{inputs.name}: reconcile failed: {done.stderr[-2000:]}")
+    result = json.loads(report.read_text())
+    return wall, result["passes"][-1]["durationSeconds"], len(result["passes"])
+
+
+def bench_command(parents: int, baseline: str | None) -> None:
+    """exec and lines side by side; with `baseline`, exec as the code at that revision ran it
+    too (the first column)."""
     figures: dict[str, tuple[float, float, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for protocol in ("exec", "lines"):
-            inputs, report = Path(tmp) / protocol, Path(tmp) / f"{protocol}.json"
+        columns: list[tuple[str, str, Path]] = [("exec", "exec", ROOT), ("lines", "lines", ROOT)]
+        if baseline is not None:
+            old = baseline_tree(baseline, Path(tmp) / "baseline")
+            columns.insert(0, (f"exec@{baseline[:9]}", "exec", old))
+        for label, protocol, code in columns:
+            inputs = Path(tmp) / label
             command_inputs(inputs, parents, protocol)
-            started = time.monotonic()
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "reconcile",
-                    "--local",
-                    str(inputs),
-                    "--workers",
-                    WORKERS[0],
-                    "--max-duration",
-                    "3600s",
-                    "--report-file",
-                    f"json:{report}",
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            wall = time.monotonic() - started
-            if done.returncode != 0:
-                raise SystemExit(f"{protocol}: reconcile failed: {done.stderr[-2000:]}")
-            result = json.loads(report.read_text())
-            last = result["passes"][-1]["durationSeconds"]
-            figures[protocol] = (wall, last, len(result["passes"]))
+            figures[label] = run_command_scenario(inputs, Path(tmp) / f"{label}.json", code)
     print(f"\n{parents} parents, a three-line Python command hook, --workers {WORKERS[0]}")
-    print(f"{'':28}{'exec':>12}{'lines':>12}{'ratio':>10}")
-    for index, label in ((0, "cold run (wall, s)"), (1, "converged pass (s)")):
-        exec_s, lines_s = figures["exec"][index], figures["lines"][index]
-        print(f"{label:28}{exec_s:12.2f}{lines_s:12.2f}{exec_s / lines_s:9.1f}x")
-    print(f"{'passes':28}{figures['exec'][2]:12d}{figures['lines'][2]:12d}")
+    labels = list(figures)
+    print(f"{'':28}" + "".join(f"{label:>18}" for label in labels))
+    for index, title in ((0, "cold run (wall, s)"), (1, "converged pass (s)")):
+        print(f"{title:28}" + "".join(f"{figures[label][index]:18.2f}" for label in labels))
+    print(f"{'passes':28}" + "".join(f"{figures[label][2]:18d}" for label in labels))
+    exec_s, lines_s = figures["exec"], figures["lines"]
+    print(
+        f"lines is {exec_s[0] / lines_s[0]:.1f}x exec cold, {exec_s[1] / lines_s[1]:.1f}x converged"
+    )
+    if baseline is not None:
+        before = figures[labels[0]]
+        print(
+            f"exec is {before[0] / exec_s[0]:.2f}x exec@{baseline[:9]} cold, "
+            f"{before[1] / exec_s[1]:.2f}x converged"
+        )
 
 
 # -- the scenario ----------------------------------------------------------------------------
@@ -701,6 +741,11 @@ def main() -> None:
         action="store_true",
         help="live: skip kubectl apply and the raw client's creates (the slowest part)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REVISION",
+        help="command scenario: also run exec mode with the code of this git revision",
+    )
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_hook is not None:
@@ -713,7 +758,7 @@ def main() -> None:
     WORKERS[0] = str(args.workers)
     if args.scenario == "command":
         for parents in args.parents:
-            bench_command(parents)
+            bench_command(parents, args.baseline)
         return
     scenarios: list[Scenario] = []
     if args.scenario == "map":

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster.errors import NotFound
+from reconcile.cluster.errors import Conflict, NotFound
 from reconcile.cluster.types import ResourceInfo
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import labels_of, metadata
@@ -234,10 +234,11 @@ def _snapshots(backend: Backend, namespace: str) -> dict[str, dict[str, Any]]:
 
 
 def _delete_pvc(backend: Backend, namespace: str, name: str) -> None:
-    """Delete a PVC and let it go, as the pvc-protection controller does for an unused one."""
+    """Delete a PVC and let it go, as the pvc-protection controller does for an unused one (on
+    the real control plane that controller runs too, and may be first)."""
     pvcs = backend.admin.discover("v1", "persistentvolumeclaims")
     backend.admin.delete(pvcs, name, namespace=namespace)
-    with contextlib.suppress(NotFound):
+    with contextlib.suppress(NotFound, Conflict):
         current = backend.admin.get(pvcs, name, namespace=namespace)
         metadata(current)["finalizers"] = []
         backend.admin.update(pvcs, current)

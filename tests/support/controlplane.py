@@ -177,7 +177,10 @@ class ControlPlane:
             [
                 str(self.bin_dir / "kube-controller-manager"),
                 f"--kubeconfig={w / 'controller-manager.kubeconfig'}",
-                "--controllers=garbagecollector,namespace,clusterrole-aggregation,statefulset",
+                # pvc-protection: without it a deleted PVC keeps its finalizer, and its
+                # namespace stays Terminating, swept again and again by the namespace controller.
+                "--controllers=garbagecollector,namespace,clusterrole-aggregation,statefulset,"
+                "pvc-protection",
                 "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",
