@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
 
 DEFAULT_VERSION = "1.37"
 TEST_CONTROL_PLANE_VERSION = "1.20"
@@ -17,9 +18,8 @@ SCHEMA_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
 @lru_cache(maxsize=1)
 def schema_releases() -> tuple[str, ...]:
     """The releases (`1.25`, ...) whose schemas are installed, oldest first."""
-    root = resources.files(SCHEMA_PACKAGE).joinpath("kubernetes-json-schema")
     found: list[tuple[int, int]] = []
-    for entry in root.iterdir():
+    for entry in schema_root().iterdir():
         match = SCHEMA_DIR.match(entry.name)
         if match:
             found.append((int(match.group(1)), int(match.group(2))))
@@ -28,3 +28,12 @@ def schema_releases() -> tuple[str, ...]:
 
 def supported_versions() -> tuple[str, ...]:
     return (TEST_CONTROL_PLANE_VERSION, *schema_releases())
+
+
+def schema_root() -> Path:
+    """The schemas' directory, found without importing the package: its `__init__` imports
+    jsonschema (80 ms), and every run, `--help` included, names the releases."""
+    spec = find_spec(SCHEMA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"{SCHEMA_PACKAGE} is not installed", name=SCHEMA_PACKAGE)
+    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"

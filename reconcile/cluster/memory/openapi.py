@@ -17,16 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from reconcile.cluster.memory import validation as v
 from reconcile.objects.quantity import canonical_quantity
-from reconcile.releases import SCHEMA_PACKAGE
+from reconcile.releases import schema_root
 
 Schema = dict[str, Any]
 
-_PACKAGE = SCHEMA_PACKAGE
 _REF_PREFIX = "#/$defs/"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -82,12 +80,7 @@ def release_schemas(release: str) -> ReleaseSchemas:
 
 
 def _definitions(release: str) -> dict[str, Schema]:
-    path = (
-        resources.files(_PACKAGE)
-        .joinpath("kubernetes-json-schema")
-        .joinpath(f"v{release}.0-local-strict")
-        .joinpath("_definitions.json")
-    )
+    path = schema_root() / f"v{release}.0-local-strict" / "_definitions.json"
     loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     defs: dict[str, Schema] = loaded["$defs"]
     return defs
