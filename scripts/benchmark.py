@@ -226,15 +226,14 @@ def run_command_scenario(inputs: Path, report: Path, code: Path) -> tuple[float,
     return wall, result["passes"][-1]["durationSeconds"], len(result["passes"])
 
 
-def bench_command(parents: int, baseline: str | None) -> None:
-    """exec and lines side by side; with `baseline`, exec as the code at that revision ran it
-    too (the first column)."""
+def bench_command(parents: int, baseline: tuple[str, Path] | None) -> None:
+    """exec and lines side by side; with `baseline` (a revision and its `baseline_tree`), exec
+    as the code at that revision ran it too (the first column)."""
     figures: dict[str, tuple[float, float, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         columns: list[tuple[str, str, Path]] = [("exec", "exec", ROOT), ("lines", "lines", ROOT)]
         if baseline is not None:
-            old = baseline_tree(baseline, Path(tmp) / "baseline")
-            columns.insert(0, (f"exec@{baseline[:9]}", "exec", old))
+            columns.insert(0, (f"exec@{baseline[0][:9]}", "exec", baseline[1]))
         for label, protocol, code in columns:
             inputs = Path(tmp) / label
             command_inputs(inputs, parents, protocol)
@@ -247,14 +246,20 @@ def bench_command(parents: int, baseline: str | None) -> None:
     print(f"{'passes':28}" + "".join(f"{figures[label][2]:18d}" for label in labels))
     exec_s, lines_s = figures["exec"], figures["lines"]
     print(
-        f"lines is {exec_s[0] / lines_s[0]:.1f}x exec cold, {exec_s[1] / lines_s[1]:.1f}x converged"
+        f"lines is {times(exec_s[0], lines_s[0])} exec cold, "
+        f"{times(exec_s[1], lines_s[1])} converged"
     )
     if baseline is not None:
         before = figures[labels[0]]
         print(
-            f"exec is {before[0] / exec_s[0]:.2f}x exec@{baseline[:9]} cold, "
-            f"{before[1] / exec_s[1]:.2f}x converged"
+            f"exec is {times(before[0], exec_s[0])} exec@{baseline[0][:9]} cold, "
+            f"{times(before[1], exec_s[1])} converged"
         )
+
+
+def times(slower: float, faster: float) -> str:
+    """How many times faster, or "n/a" when `faster` took no measurable time."""
+    return f"{slower / faster:.2f}x" if faster > 0 else "n/a"
 
 
 # -- the scenario ----------------------------------------------------------------------------
@@ -757,8 +762,12 @@ def main() -> None:
         RECONCILE_OPTIONS.extend(["--apply-strategy", args.apply_strategy])
     WORKERS[0] = str(args.workers)
     if args.scenario == "command":
-        for parents in args.parents:
-            bench_command(parents, args.baseline)
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline = None
+            if args.baseline is not None:  # extracted once for every size
+                baseline = (args.baseline, baseline_tree(args.baseline, Path(tmp) / "baseline"))
+            for parents in args.parents:
+                bench_command(parents, baseline)
         return
     scenarios: list[Scenario] = []
     if args.scenario == "map":
