@@ -4,7 +4,9 @@ as a real API server returns it (a nested FieldsV1 tree per manager).
 
 The kept entries' FieldsV1 trees are mostly alike from object to object (every ConfigMap a
 controller writes has the same `f:data` and `f:metadata` nodes): equal nodes are made one shared,
-read-only node (`FieldsTable`), which is what keeps the kept entries small.
+read-only node (`SharingTable`), which is what keeps the kept entries small. So are other values
+that repeat from object to object: whole managedFields lists (written in the same second by the
+same manager), the ownerReferences of one owner's children, and their labels.
 
 A write must then not carry the list it was listed with: a PUT with some entries would make them
 the object's whole list (dropping the other managers' entries), while a PUT without the field
@@ -25,20 +27,20 @@ from reconcile.objects.meta import Obj
 MANAGED_FIELDS = "managedFields"
 _TYPE_STRINGS = ("apiVersion", "kind")
 _META_STRINGS = ("namespace", "creationTimestamp")
-_OWNER_STRINGS = ("apiVersion", "kind", "name", "uid")
-_ENTRY_STRINGS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
 
 
-class SharedFields(dict[str, Any]):
-    """A FieldsV1 node that every object with an equal node holds: read only (a change would
-    change them all), and copied into a plain dict by `dict()`, `copy` and `deepcopy`."""
+def _refuse(*_: Any, **__: Any) -> NoReturn:
+    raise TypeError("this value of a listed object is shared with other objects: change a copy")
+
+
+class SharedDict(dict[str, Any]):
+    """A map that every listed object with an equal one holds (a FieldsV1 node, a managedFields
+    entry, labels, an owner reference): read only (a change would change them all), and copied
+    into a plain dict by `dict()`, `copy` and `deepcopy`."""
 
     __slots__ = ()
     # One object per content within a table: hashing by identity will do.
     __hash__ = object.__hash__  # type: ignore[assignment]
-
-    def _refuse(self, *_: Any, **__: Any) -> NoReturn:
-        raise TypeError("a FieldsV1 node of a listed object is shared: change a copy")
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
@@ -52,24 +54,88 @@ class SharedFields(dict[str, Any]):
         return dict, (dict(self),)
 
 
-class FieldsTable:
-    """Shares equal FieldsV1 nodes among the objects of one listing."""
+class SharedList(list[Any]):
+    """A list that every listed object with an equal one holds (managedFields, ownerReferences):
+    read only like `SharedDict`, and copied into a plain list."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+    def __reduce__(self) -> tuple[type[list[Any]], tuple[list[Any]]]:
+        return list, (list(self),)
+
+
+class SharingTable:
+    """Shares equal values among the objects of one listing: FieldsV1 nodes, managedFields
+    lists, ownerReferences lists and labels. A value that is not what it should be (not a map
+    of strings, say) is left as it is."""
 
     def __init__(self) -> None:
-        self._empty = SharedFields()  # most nodes are leaves: `{}`
-        self._nodes: dict[tuple[Any, ...], SharedFields] = {(): self._empty}
+        self._empty = SharedDict()  # most FieldsV1 nodes are leaves: `{}`
+        self._nodes: dict[tuple[Any, ...], SharedDict] = {(): self._empty}
+        self._lists: dict[tuple[Any, ...], SharedList] = {}
 
-    def shared(self, tree: Any) -> Any:
-        """The shared equivalent of a FieldsV1 tree; the tree itself when it is not one (a value
-        that cannot be hashed)."""
+    def fields(self, tree: Any) -> Any:
+        """The shared equivalent of a FieldsV1 tree."""
         if type(tree) is not dict:
             return tree
         try:
             return self._node(tree)
-        except TypeError:
+        except TypeError:  # a value that cannot be hashed
             return tree
 
-    def _node(self, node: dict[str, Any]) -> SharedFields:
+    def flat_map(self, value: Any) -> Any:
+        """The shared equivalent of a map of plain values (labels)."""
+        if type(value) is not dict:
+            return value
+        try:
+            return self._flat(value)
+        except TypeError:
+            return value
+
+    def entries(self, entries: list[Any]) -> Any:
+        """The shared equivalent of a managedFields list (FieldsV1 trees shared first)."""
+        try:
+            maps = [self._flat(_with_shared_tree(e, self)) for e in entries]
+        except TypeError:  # not a map, or a value that cannot be hashed
+            return entries
+        return self._list(maps)
+
+    def owner_references(self, refs: Any) -> Any:
+        """The shared equivalent of an ownerReferences list: an owner's children all have it."""
+        if type(refs) is not list:
+            return refs
+        try:
+            return self._list([self._flat(ref) for ref in refs])
+        except TypeError:
+            return refs
+
+    def _flat(self, value: dict[str, Any]) -> SharedDict:
+        if type(value) is not dict:
+            raise TypeError("not a map")
+        key = tuple(value.items())
+        found = self._nodes.get(key)
+        if found is None:
+            found = self._nodes[key] = SharedDict(key)
+        return found
+
+    def _list(self, items: list[SharedDict]) -> SharedList:
+        key = tuple(items)  # shared maps hash by identity: one per content
+        found = self._lists.get(key)
+        if found is None:
+            found = self._lists[key] = SharedList(items)
+        return found
+
+    def _node(self, node: dict[str, Any]) -> SharedDict:
         # Children first: the key holds them by identity, one object per content.
         key = tuple(
             [
@@ -79,41 +145,37 @@ class FieldsTable:
         )
         found = self._nodes.get(key)
         if found is None:
-            found = self._nodes[key] = SharedFields(key)
+            found = self._nodes[key] = SharedDict(key)
         return found
 
 
 def slimmed(
-    obj: Obj, keep_managers: frozenset[str] | None, table: FieldsTable | None = None
+    obj: Obj, keep_managers: frozenset[str] | None, table: SharingTable | None = None
 ) -> Obj:
     """`obj` with only the managedFields entries of `keep_managers` (None: every entry; no
     field when none is left): a new top level and metadata when something is dropped; nested
     values are shared.
-    Strings that repeat across objects (kinds, namespaces, the kept entries' managers, times and
-    field names) are interned, so that thousands of objects hold one copy of each."""
+    Values that repeat across objects (kinds and namespaces, managedFields, ownerReferences,
+    labels) are shared through `table`, so that thousands of objects hold one copy of each."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return obj
+    table = table or SharingTable()
     _intern_at(obj, _TYPE_STRINGS)
     _intern_at(meta, _META_STRINGS)
-    for ref in _as_list(meta.get("ownerReferences")):
-        if isinstance(ref, dict):
-            _intern_at(ref, _OWNER_STRINGS)  # an owner's children all name it
+    for key, share in (("ownerReferences", table.owner_references), ("labels", table.flat_map)):
+        if key in meta:
+            meta[key] = share(meta[key])
     entries = meta.get(MANAGED_FIELDS)
     if entries is None:
         return obj
-    table = table or FieldsTable()
-    kept = [
-        _shared_entry(e, table)
-        for e in _as_list(entries)
-        if keep_managers is None or _manager(e) in keep_managers
-    ]
+    kept = [e for e in _as_list(entries) if keep_managers is None or _manager(e) in keep_managers]
     if len(kept) == len(_as_list(entries)) and kept:
-        meta[MANAGED_FIELDS] = kept
+        meta[MANAGED_FIELDS] = table.entries(kept)
         return obj
     slim_meta = {k: v for k, v in meta.items() if k != MANAGED_FIELDS}
     if kept:
-        slim_meta[MANAGED_FIELDS] = kept
+        slim_meta[MANAGED_FIELDS] = table.entries(kept)
     return {**obj, "metadata": slim_meta}
 
 
@@ -147,11 +209,12 @@ def _manager(entry: Any) -> Any:
     return entry.get("manager") if isinstance(entry, dict) else None
 
 
-def _shared_entry(entry: dict[str, Any], table: FieldsTable) -> dict[str, Any]:
-    _intern_at(entry, _ENTRY_STRINGS)
-    if "fieldsV1" in entry:
-        entry["fieldsV1"] = table.shared(entry["fieldsV1"])
-    return entry
+def _with_shared_tree(entry: Any, table: SharingTable) -> dict[str, Any]:
+    if type(entry) is not dict:
+        raise TypeError("not a map")
+    if "fieldsV1" not in entry:
+        return entry
+    return {**entry, "fieldsV1": table.fields(entry["fieldsV1"])}
 
 
 def _intern_at(container: dict[str, Any], keys: tuple[str, ...]) -> None:

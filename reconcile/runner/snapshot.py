@@ -13,7 +13,7 @@ from collections import defaultdict
 from reconcile.cluster.protocol import Cluster, iter_pages
 from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
 from reconcile.objects.resource import ResourceInfo
-from reconcile.objects.slim import FieldsTable, slimmed
+from reconcile.objects.slim import SharingTable, slimmed
 from reconcile.runner.collector import collector_paused
 from reconcile.secret_values import remember_secrets
 
@@ -65,7 +65,7 @@ class Snapshot:
 
     def _list(self, resource: ResourceInfo) -> list[Obj]:
         items: list[Obj] = []
-        table = FieldsTable()
+        table = SharingTable()
         with collector_paused():
             for page in iter_pages(self._cluster, resource, page_size=self._page_size):
                 items += [slimmed(obj, self._keep_managers, table) for obj in page.items]

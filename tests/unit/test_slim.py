@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import pickle
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,8 +19,8 @@ from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import Obj
 from reconcile.objects.slim import (
-    FieldsTable,
-    SharedFields,
+    SharedDict,
+    SharingTable,
     put_body,
     slimmed,
     without_managed_fields,
@@ -89,13 +90,13 @@ def test_an_object_without_managed_fields_is_kept_as_it_is() -> None:
 
 
 def test_equal_fields_nodes_are_one_read_only_object() -> None:
-    table = FieldsTable()
+    table = SharingTable()
     first = slimmed(configmap("a", entry("reconcile")), frozenset({"reconcile"}), table)
     second = slimmed(configmap("b", entry("reconcile")), frozenset({"reconcile"}), table)
     fields = [o["metadata"]["managedFields"][0]["fieldsV1"] for o in (first, second)]
     assert fields[0] is fields[1]
     assert fields[0] == entry("reconcile")["fieldsV1"]
-    assert isinstance(fields[0], SharedFields)
+    assert isinstance(fields[0], SharedDict)
     node = fields[0]["f:data"]
     with pytest.raises(TypeError):
         node["f:other"] = {}
@@ -105,8 +106,67 @@ def test_equal_fields_nodes_are_one_read_only_object() -> None:
         node.update({"x": {}})
 
 
+def owned(name: str, owner_uid: str) -> Obj:
+    obj = configmap(name, entry("reconcile"))
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": owner_uid, "controller": True}
+    ]
+    return obj
+
+
+def test_one_owners_children_share_their_references_labels_and_entries() -> None:
+    table = SharingTable()
+    keep = frozenset({"reconcile"})
+    first, second, other = (
+        slimmed(owned(name, uid), keep, table)
+        for name, uid in (("a", UID), ("b", UID), ("c", "another-uid"))
+    )
+    for key in ("ownerReferences", "labels", "managedFields"):
+        assert first["metadata"][key] is second["metadata"][key], key
+        assert first["metadata"][key] == owned("a", UID)["metadata"][key], key
+    assert other["metadata"]["ownerReferences"] is not first["metadata"]["ownerReferences"]
+    assert other["metadata"]["ownerReferences"][0]["uid"] == "another-uid"
+    assert json.loads(json.dumps(first)) == owned("a", UID)
+
+
+def test_shared_lists_and_maps_are_read_only_and_copy_into_plain_data() -> None:
+    table = SharingTable()
+    slim = slimmed(owned("a", UID), frozenset({"reconcile"}), table)
+    refs = slim["metadata"]["ownerReferences"]
+    for change in (
+        lambda: refs.append({}),
+        lambda: refs.__setitem__(0, {}),
+        refs.pop,
+        refs.sort,
+        lambda: refs[0].__setitem__("controller", False),
+        lambda: slim["metadata"]["labels"].update({"x": "y"}),
+        slim["metadata"]["managedFields"].clear,
+    ):
+        with pytest.raises(TypeError, match="shared"):
+            change()
+    for copied in (copy.deepcopy(slim), json_copy(slim), pickle.loads(pickle.dumps(slim))):
+        meta = copied["metadata"]
+        assert type(meta["ownerReferences"]) is list and type(meta["labels"]) is dict
+        assert type(meta["ownerReferences"][0]) is dict
+        meta["ownerReferences"].append({"uid": "x"})
+        meta["labels"]["x"] = "y"
+    assert slim == owned("a", UID)
+
+
+def test_values_that_are_not_what_they_should_be_are_kept_as_they_are() -> None:
+    obj = owned("a", UID)
+    odd_refs = obj["metadata"]["ownerReferences"] = [{"uid": ["not", "a", "string"]}]
+    odd_labels = obj["metadata"]["labels"] = "not a map"
+    odd_entry = {"manager": "reconcile", "time": {"nested": ["list"]}}
+    obj["metadata"]["managedFields"] = [odd_entry]
+    slim = slimmed(obj, frozenset({"reconcile"}), SharingTable())
+    assert slim["metadata"]["ownerReferences"] is odd_refs
+    assert slim["metadata"]["labels"] is odd_labels
+    assert slim["metadata"]["managedFields"] == [odd_entry]
+
+
 def test_a_shared_node_copies_into_plain_data() -> None:
-    table = FieldsTable()
+    table = SharingTable()
     slim = slimmed(configmap("a", entry("reconcile")), frozenset({"reconcile"}), table)
     for copied in (copy.deepcopy(slim), json_copy(slim)):
         tree = copied["metadata"]["managedFields"][0]["fieldsV1"]
