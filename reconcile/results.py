@@ -91,6 +91,23 @@ class NotConverging:
         )
 
 
+class PartsRecord(Protocol):
+    """Where a finished parent's actions and hook calls were stowed (report/spool.py)."""
+
+    def load(self) -> tuple[list[ActionResult], list[HookCall]]: ...
+
+
+@dataclass(frozen=True)
+class StowedParent:
+    """A finished parent's actions and hook calls once out of memory (report/spool.py), and
+    what the run needs of them until they are back (`ParentResult.unstow`)."""
+
+    record: PartsRecord
+    writes: int
+    pending: int
+    transient: str | None  # the first action that failed for a reason that may pass
+
+
 @dataclass
 class ParentResult:
     controller: str
@@ -104,6 +121,21 @@ class ParentResult:
     rollout: RolloutSummary | None = None  # for controllers with rolling updates
     interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
     transient: bool = False  # it failed for a reason that may pass (see ActionResult)
+    # Its actions and hooks while they are out of memory (`actions` and `hooks` empty then).
+    stowed: StowedParent | None = None
+
+    def stow(self, record: PartsRecord) -> None:
+        """Its actions and hooks are kept in `record` (a finished parent): out of memory, but
+        for what the run needs of them, until `unstow`."""
+        self.stowed = StowedParent(record, self.writes, self.pending, self.first_transient)
+        self.actions, self.hooks = [], []
+
+    def unstow(self) -> None:
+        """Its actions and hooks back from their record."""
+        if self.stowed is None:
+            return
+        actions, hooks = self.stowed.record.load()
+        self.actions, self.hooks, self.stowed = actions, hooks, None
 
     def interrupt(self, why: BaseException) -> None:
         """The run stopped (budget, signal) before this parent was done: not its failure, so
@@ -114,7 +146,24 @@ class ParentResult:
     @property
     def writes(self) -> int:
         """Requests that changed something (an update the server ignored is not one)."""
+        if self.stowed is not None:
+            return self.stowed.writes
         return sum(1 for a in self.actions if a.applied and not a.unchanged)
+
+    @property
+    def pending(self) -> int:
+        """Actions decided but not applied (dry-run, or failed)."""
+        if self.stowed is not None:
+            return self.stowed.pending
+        return sum(1 for a in self.actions if not a.applied)
+
+    @property
+    def first_transient(self) -> str | None:
+        """Its first action that failed for a reason that may pass: what and why."""
+        if self.stowed is not None:
+            return self.stowed.transient
+        action = next((a for a in self.actions if a.transient), None)
+        return None if action is None else f"{action.action.describe()}: {action.error}"
 
 
 @dataclass
@@ -160,9 +209,9 @@ class PassResult:
         """What failed this pass for a reason that may pass: worth another pass."""
         failed = [c.errors[0] for c in self.controllers if c.transient and c.errors]
         for parent in self.parents():
-            action = next((a for a in parent.actions if a.transient), None)
+            action = parent.first_transient
             if action is not None:
-                failed.append(f"{action.action.describe()}: {action.error}")
+                failed.append(action)
             elif parent.transient and parent.errors:
                 failed.append(parent.errors[0])
         return failed
@@ -170,7 +219,7 @@ class PassResult:
     @property
     def pending(self) -> int:
         """Actions decided but not applied (dry-run, or failed)."""
-        return sum(1 for p in self.parents() for a in p.actions if not a.applied)
+        return sum(p.pending for p in self.parents())
 
     @property
     def waits(self) -> list[str]:

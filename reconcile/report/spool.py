@@ -4,9 +4,13 @@ memory (runner/keeper.py's ResultKeeper).
 Held until the reports were written, the objects of every action a run applied were most of a
 cold run's peak memory (50,000 children created: 739 MiB). So once a parent is done, its
 actions' diffs (all any format shows of their content, Secret values already redacted) go to a
-temporary file without a name, and the actions keep only their objects' identities; a pass the
-run is done with goes there too until the run ends. The reports read each diff back as they
-render it. Should the file not take them (a full or read-only disk), they stay in memory.
+temporary file without a name, and the actions keep only their objects' identities; then the
+actions and hook calls themselves go there too, the parent keeping only the counts the run
+needs (`ParentResult.stow`): tens of thousands of small records, kept through a pass, would
+otherwise leave the heap too fragmented for the next pass's listing to reuse. A pass the run is
+done with goes there as well until the run ends. `restore` brings the parents' actions back,
+and the reports read each diff back as they render it. Should the file not take them (a full or
+read-only disk), they stay in memory.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import IO, Any, Self
 from reconcile.engine.actions import Action
 from reconcile.objects.meta import Obj
 from reconcile.report.diff import ActionDiff, action_diff
-from reconcile.results import ControllerResult, ParentResult
+from reconcile.results import ActionResult, ControllerResult, HookCall, ParentResult
 
 log = logging.getLogger("reconcile")
 
@@ -146,8 +150,20 @@ class ForgetContent:
     def park(self, controllers: list[ControllerResult]) -> None:
         pass
 
-    def restore(self) -> None:
+    def restore(self, controllers: list[ControllerResult]) -> None:
         pass
+
+
+@dataclass(frozen=True, slots=True)
+class SpooledParts:
+    """A parent's actions and hook calls in the spool: the record at `offset`."""
+
+    spool: DiffSpool
+    offset: int
+    size: int
+
+    def load(self) -> tuple[list[ActionResult], list[HookCall]]:
+        return self.spool.parts(self.offset, self.size)
 
 
 class DiffSpool:
@@ -168,8 +184,11 @@ class DiffSpool:
         self._batch: tuple[int, list[ActionDiff]] | None = None  # the last batch read
 
     def stow(self, parent: ParentResult) -> None:
-        """`parent`'s actions' diffs to the spool; the actions keep their objects' identities
-        only. On a failure to write, they stay whole (said once in the log)."""
+        """`parent`'s actions' diffs to the spool, the actions keeping their objects'
+        identities only; then the actions and hook calls themselves, until `restore`. On a
+        failure to write, they stay in memory (said once in the log)."""
+        if parent.stowed is not None:
+            return
         todo = [r for r in parent.actions if r.stowed is None]
         for start in range(0, len(todo), BATCH):
             batch = todo[start : start + BATCH]
@@ -180,26 +199,46 @@ class DiffSpool:
             for index, result in enumerate(batch):
                 result.stowed = SpooledDiff(self, offset, len(record), index)
                 result.action = without_content(result.action)
+        if not parent.actions:
+            return  # (a converged parent's one hook call is smaller than its record)
+        record = self._pickled((parent.actions, parent.hooks))
+        offset = self._append(record)
+        if offset is not None:
+            parent.stow(SpooledParts(self, offset, len(record)))
 
     def park(self, controllers: list[ControllerResult]) -> None:
         """Each controller's parents to the spool (emptied in memory) until `restore`."""
         for controller in controllers:
             if not controller.parents:
                 continue
-            out = io.BytesIO()
-            _Pickler(out, self).dump(controller.parents)
-            record = _compressed(out.getvalue())
+            record = self._pickled(controller.parents)
             offset = self._append(record)
             if offset is None:
                 return
             self._parked.append((controller, offset, len(record)))
             controller.parents = []
 
-    def restore(self) -> None:
+    def restore(self, controllers: list[ControllerResult]) -> None:
+        """Every parked controller's parents back, and the actions and hook calls of every
+        parent of `controllers` (the run's, parked or not)."""
         for controller, offset, size in self._parked:
-            record = io.BytesIO(self._record(offset, size))
-            controller.parents = _Unpickler(record, self).load()
+            controller.parents = self._unpickled(offset, size)
         self._parked = []
+        for controller in controllers:
+            for parent in controller.parents:
+                parent.unstow()
+
+    def parts(self, offset: int, size: int) -> tuple[list[ActionResult], list[HookCall]]:
+        actions, hooks = self._unpickled(offset, size)
+        return actions, hooks
+
+    def _pickled(self, value: object) -> bytes:
+        out = io.BytesIO()
+        _Pickler(out, self).dump(value)
+        return _compressed(out.getvalue())
+
+    def _unpickled(self, offset: int, size: int) -> Any:
+        return _Unpickler(io.BytesIO(self._record(offset, size)), self).load()
 
     def diff(self, offset: int, size: int, index: int) -> ActionDiff:
         """The `index`-th diff of the batch at `offset`."""

@@ -14,15 +14,17 @@ from reconcile.results import ControllerResult, ParentResult
 
 class ResultKeeper(Protocol):
     def stow(self, parent: ParentResult) -> None:
-        """`parent` is done (called from worker threads): its actions' objects are no longer
-        needed by the run, only by the reports."""
+        """`parent` is done (called from worker threads): its actions and hook calls are no
+        longer needed by the run, only by the reports (the run reads its counts only:
+        `ParentResult.writes`, `pending`, `first_transient`)."""
 
     def park(self, controllers: list[ControllerResult]) -> None:
         """A pass the run is done with until it ends: these controllers' parents may leave
         memory (`controllers[i].parents` emptied) until `restore`."""
 
-    def restore(self) -> None:
-        """Every parked controller's parents are back, as they were."""
+    def restore(self, controllers: list[ControllerResult]) -> None:
+        """Every parked controller's parents are back, as they were, and every parent of
+        `controllers` (all the run's) has its actions and hook calls back."""
 
 
 class KeepWhole:
@@ -34,5 +36,5 @@ class KeepWhole:
     def park(self, controllers: list[ControllerResult]) -> None:
         pass
 
-    def restore(self) -> None:
+    def restore(self, controllers: list[ControllerResult]) -> None:
         pass

@@ -23,7 +23,7 @@ from reconcile.report.spool import (
     identity_only,
     without_content,
 )
-from reconcile.results import ActionResult, RunResult
+from reconcile.results import ActionResult, ControllerResult, RunResult
 from tests.unit.test_report import (
     SECRET_NEEDLES,
     configmap_update,
@@ -50,10 +50,16 @@ FORMATS: list[dict[str, Any]] = [
 ]
 
 
+def controllers(result: RunResult) -> list[ControllerResult]:
+    return [c for p in result.passes for c in p.controllers]
+
+
 def stow_all(result: RunResult, spool: DiffSpool) -> None:
+    """Every parent stowed, then back as a run's end brings them (diffs stay on disk)."""
     for pass_ in result.passes:
         for parent in pass_.parents():
             spool.stow(parent)
+    spool.restore(controllers(result))
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -73,6 +79,11 @@ def test_stowed_actions_keep_only_their_objects_identities() -> None:
     with DiffSpool() as spool:
         spool.stow(parent)
         assert spool.size > 0
+        # stowed once: a second stow leaves them as they are
+        size = spool.size
+        spool.stow(parent)
+        assert spool.size == size
+        spool.restore(controllers(result))
         for stowed, original in zip(parent.actions, originals, strict=True):
             assert stowed.stowed is not None
             assert stowed.stowed.load() == action_diff(original)
@@ -90,10 +101,6 @@ def test_stowed_actions_keep_only_their_objects_identities() -> None:
             )
             assert action.target == identity_only(original.target)
             assert (action.before, action.after, action.apply_config) == (None, None, None)
-        # stowed once: a second stow leaves them as they are
-        size = spool.size
-        spool.stow(parent)
-        assert spool.size == size
 
 
 def test_identity_only() -> None:
@@ -199,6 +206,7 @@ def test_secret_actions_are_stowed_redacted() -> None:
     parent = result.passes[0].parents()[0]
     with DiffSpool() as spool:
         spool.stow(parent)
+        spool.restore(controllers(result))
         stowed = next(a for a in parent.actions if a.action.resource.kind == "Secret")
         assert stowed.stowed is not None
         assert stowed.stowed.load() == action_diff(secret)
@@ -209,14 +217,15 @@ def test_parked_passes_come_back_as_they_were(run: str) -> None:
     whole = {str(options): render(RUNS[run](), **options) for options in FORMATS}
     result = RUNS[run]()
     with DiffSpool() as spool:
-        stow_all(result, spool)
         for pass_ in result.passes:
+            for parent in pass_.parents():
+                spool.stow(parent)
             spool.park(pass_.controllers)
             assert pass_.parents() == []
-        spool.restore()
+        spool.restore(controllers(result))
         for options in FORMATS:
             assert render(result, **options) == whole[str(options)]
-        spool.restore()  # nothing parked: nothing changes
+        spool.restore(controllers(result))  # nothing parked: nothing changes
         for options in FORMATS:
             assert render(result, **options) == whole[str(options)]
 
@@ -231,6 +240,7 @@ def test_a_parent_with_many_actions_is_read_back_in_batches() -> None:
     expected = [action_diff(a.action) for a in parent.actions]
     with DiffSpool() as spool:
         spool.stow(parent)
+        spool.restore(controllers(result))
         batches = {a.stowed.offset for a in parent.actions if isinstance(a.stowed, SpooledDiff)}
         assert len(batches) == 3
         # in any order, each diff is its own
@@ -245,3 +255,27 @@ def pod(index: int) -> dict[str, Any]:
     assert obj is not None
     obj["metadata"]["name"] = f"frontend-{index}"
     return obj
+
+
+def test_a_stowed_parent_keeps_only_what_the_run_needs_until_it_is_restored() -> None:
+    result = sample(dry_run=False)
+    parent = result.passes[0].parents()[0]
+    parent.actions[0].transient = True
+    parent.actions[0].error = "the API server did not answer"
+    counts = (parent.writes, parent.pending, parent.first_transient)
+    hooks, names = list(parent.hooks), [a.action.describe() for a in parent.actions]
+    assert counts[2] == f"{names[0]}: the API server did not answer"
+    with DiffSpool() as spool:
+        spool.stow(parent)
+        assert parent.actions == [] and parent.hooks == [] and parent.stowed is not None
+        assert (parent.writes, parent.pending, parent.first_transient) == counts
+        size = spool.size
+        spool.stow(parent)  # once
+        assert spool.size == size
+        spool.park(result.passes[0].controllers)  # parked as it is: still stowed
+        spool.restore(controllers(result))
+        parent = result.passes[0].parents()[0]
+        assert parent.stowed is None
+        assert [a.action.describe() for a in parent.actions] == names
+        assert parent.hooks == hooks
+        assert (parent.writes, parent.pending, parent.first_transient) == counts

@@ -77,7 +77,8 @@ class RecordingSpool(DiffSpool):
         self.restored = 0
 
     def stow(self, parent: ParentResult) -> None:
-        assert all(a.stowed is None for a in parent.actions)  # once, when it is done
+        # once, when it is done
+        assert parent.stowed is None and all(a.stowed is None for a in parent.actions)
         self.stowed.append(parent)
         super().stow(parent)
 
@@ -86,9 +87,9 @@ class RecordingSpool(DiffSpool):
         super().park(controllers)
         assert all(c.parents == [] for c in controllers)
 
-    def restore(self) -> None:
+    def restore(self, controllers: list[ControllerResult]) -> None:
         self.restored += 1
-        super().restore()
+        super().restore(controllers)
 
 
 def test_a_run_stows_each_parent_and_parks_each_pass_but_the_last(tmp_path: Path) -> None:
@@ -104,10 +105,13 @@ def test_a_run_stows_each_parent_and_parks_each_pass_but_the_last(tmp_path: Path
         result = RunLoop(seeded_cluster([root]), settings, keeper=keeper).run()
         assert [p.writes > 0 for p in result.passes] == [True, True, False]
         assert len(keeper.stowed) == 9  # 3 parents, 3 passes
+        # the parked passes came back as new objects; the last pass's were restored in place
+        assert all(p.stowed is not None and not p.actions for p in keeper.stowed[:6])
         assert keeper.parked == [[("things", 3)], [("things", 3)]]  # not the last pass
         assert keeper.restored == 1
         # back whole: every pass's parents, and their actions' diffs
         assert [len(p.parents()) for p in result.passes] == [3, 3, 3]
+        assert all(p.stowed is None and p.hooks for p in result.passes[0].parents())
         created = [a for a in result.passes[0].parents()[0].actions if a.action.kind == "create"]
         assert len(created) == 1
         assert created[0].stowed is not None
