@@ -9,12 +9,12 @@ answers. A DecoratorController's parents are its targets."""
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, is_transient
@@ -140,8 +140,8 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
                 env.progress.advance(None)
                 return None  # counted as not synced: the run is stopping
             synced = sync_parent(kind, item)
-            env.stow(synced)
             env.progress.advance(synced)
+            env.stow(synced)
             return synced
 
         synced = _fan_out(sync, work, env.workers)
@@ -186,7 +186,39 @@ R = TypeVar("R")
 
 
 def _fan_out(call: Callable[[Work], R], work: list[Work], workers: int) -> list[R]:
+    """`call` on every item, `workers` at a time, the results in the items' order. Each worker
+    takes the next item when it is done with one: nothing is queued per item (an executor's
+    future per parent, taken all at once, is about 1.8 KB each, 18 MB a pass at 10,000
+    parents). A failure (a bug: parents' errors are their results) stops the handing out, and
+    is raised once the workers are done."""
     if workers <= 1 or len(work) <= 1:
         return [call(item) for item in work]
-    with ThreadPoolExecutor(workers, thread_name_prefix="parent") as pool:
-        return list(pool.map(call, work))
+    results: list[R | None] = [None] * len(work)
+    items = iter(enumerate(work))
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        while True:
+            with lock:
+                taken = None if failures else next(items, None)
+            if taken is None:
+                return
+            index, item = taken
+            try:
+                results[index] = call(item)
+            except BaseException as exc:  # raised in the caller's thread
+                with lock:
+                    failures.append(exc)
+
+    threads = [
+        threading.Thread(target=worker, name=f"parent-{n}", daemon=True)
+        for n in range(min(workers, len(work)))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return cast(list[R], results)  # every item was done
