@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,3 +99,34 @@ def test_in_cluster_service_account(clean_env: Path, monkeypatch: pytest.MonkeyP
     assert connection.configuration.host == "https://10.0.0.1:443"
     assert connection.configuration.api_key["BearerToken"].lower() == "bearer pod-token"
     assert connection.configuration.ssl_ca_cert == str(sa / "ca.crt")
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "http://proxy:3128"),
+        ({"https_proxy": "http://lower:3128", "HTTP_PROXY": "http://plain:3128"}, None),
+        ({}, None),
+    ],
+)
+def test_the_environments_proxy_is_read_once_not_before_every_request(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], expected: Any
+) -> None:
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    if "https_proxy" in variables:
+        expected = variables["https_proxy"]
+    configuration = load_connection(write_kubeconfig(clean_env / "k", "https://api")).configuration
+    assert configuration.proxy == expected
+    # A token's refresh sets the host again before each request: that must not read the
+    # environment again (it did, a third of a millisecond a request), nor lose the proxy.
+    monkeypatch.setenv("HTTPS_PROXY", "http://changed-later:1")
+    monkeypatch.setenv("https_proxy", "http://changed-later:1")
+    refresh = configuration.refresh_api_key_hook
+    assert refresh is not None
+    refresh(configuration)
+    configuration.host = configuration.host
+    assert configuration.proxy == expected
+    assert configuration.api_key["BearerToken"] == "Bearer token-main"
