@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from reconcile.engine.actions import Action
 from reconcile.engine.changes import FieldChange
@@ -99,13 +101,75 @@ class PartsRecord(Protocol):
 
 @dataclass(frozen=True)
 class StowedParent:
-    """A finished parent's actions and hook calls once out of memory (report/spool.py), and
-    what the run needs of them until they are back (`ParentResult.unstow`)."""
+    """What the run needs of a finished parent's actions while they are out of memory."""
 
-    record: PartsRecord
     writes: int
     pending: int
     transient: str | None  # the first action that failed for a reason that may pass
+
+
+T = TypeVar("T")
+
+
+def _refuse(*_: Any, **__: Any) -> NoReturn:
+    raise TypeError("a finished parent's stowed actions and hook calls are not changed")
+
+
+class StowedList(list[T]):
+    """A finished parent's actions (`part` 0) or hook calls (1) while they are in `record`:
+    read back on every use (the spool keeps the last few it read), never held, so that a
+    report goes through a large run a parent at a time. Read only."""
+
+    __slots__ = ("_part", "_record")
+
+    def __init__(self, record: PartsRecord, part: int) -> None:
+        super().__init__()
+        self._record = record
+        self._part = part
+
+    def _items(self) -> list[T]:
+        return self._record.load()[self._part]  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._items())
+
+    def __reversed__(self) -> Iterator[T]:
+        return reversed(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __bool__(self) -> bool:
+        return bool(self._items())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._items()
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items()[index]
+
+    def __eq__(self, other: object) -> bool:
+        return self._items() == other
+
+    def __ne__(self, other: object) -> bool:
+        return self._items() != other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+    def __copy__(self) -> list[T]:
+        return list(self._items())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[T]:
+        return copy.deepcopy(self._items(), memo)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return StowedList, (self._record, self._part)
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
 
 
 @dataclass
@@ -121,21 +185,15 @@ class ParentResult:
     rollout: RolloutSummary | None = None  # for controllers with rolling updates
     interrupted: bool = False  # the run stopped (budget, signal) before this parent was done
     transient: bool = False  # it failed for a reason that may pass (see ActionResult)
-    # Its actions and hooks while they are out of memory (`actions` and `hooks` empty then).
+    # Once done and stowed: what the run needs of its actions (`actions` and `hooks` are then
+    # read back from the spool on each use).
     stowed: StowedParent | None = None
 
     def stow(self, record: PartsRecord) -> None:
-        """Its actions and hooks are kept in `record` (a finished parent): out of memory, but
-        for what the run needs of them, until `unstow`."""
-        self.stowed = StowedParent(record, self.writes, self.pending, self.first_transient)
-        self.actions, self.hooks = [], []
-
-    def unstow(self) -> None:
-        """Its actions and hooks back from their record."""
-        if self.stowed is None:
-            return
-        actions, hooks = self.stowed.record.load()
-        self.actions, self.hooks, self.stowed = actions, hooks, None
+        """Its actions and hook calls are kept in `record` (a finished parent): read from there
+        on each use from now on, the counts the run needs kept in memory."""
+        self.stowed = StowedParent(self.writes, self.pending, self.first_transient)
+        self.actions, self.hooks = StowedList(record, 0), StowedList(record, 1)
 
     def interrupt(self, why: BaseException) -> None:
         """The run stopped (budget, signal) before this parent was done: not its failure, so

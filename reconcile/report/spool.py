@@ -22,6 +22,7 @@ import pickle
 import tempfile
 import threading
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
@@ -37,6 +38,8 @@ log = logging.getLogger("reconcile")
 #: Diffs per record: a parent's actions are read back in order, a record at a time (a parent
 #: with thousands of actions, a MapController's, is several records).
 BATCH = 64
+#: Parents whose actions and hook calls read back are kept, the last read first to go.
+PARTS_KEPT = 8
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 _SELF = "spool"  # how a parked record refers to the spool its diffs are in
 
@@ -182,6 +185,7 @@ class DiffSpool:
         self._broken = False  # a write failed: what comes next stays in memory
         self._parked: list[tuple[ControllerResult, int, int]] = []
         self._batch: tuple[int, list[ActionDiff]] | None = None  # the last batch read
+        self._parts: OrderedDict[int, tuple[list[ActionResult], list[HookCall]]] = OrderedDict()
 
     def stow(self, parent: ParentResult) -> None:
         """`parent`'s actions' diffs to the spool, the actions keeping their objects'
@@ -219,17 +223,25 @@ class DiffSpool:
             controller.parents = []
 
     def restore(self, controllers: list[ControllerResult]) -> None:
-        """Every parked controller's parents back, and the actions and hook calls of every
-        parent of `controllers` (the run's, parked or not)."""
+        """Every parked controller's parents back in `controllers` (their actions and hook
+        calls stay in the spool, read back on each use: `results.StowedList`)."""
         for controller, offset, size in self._parked:
             controller.parents = self._unpickled(offset, size)
         self._parked = []
-        for controller in controllers:
-            for parent in controller.parents:
-                parent.unstow()
 
     def parts(self, offset: int, size: int) -> tuple[list[ActionResult], list[HookCall]]:
+        """A parent's actions and hook calls: the last few read are kept (a report reads one
+        parent's several times in a row)."""
+        with self._lock:
+            found = self._parts.get(offset)
+            if found is not None:
+                self._parts.move_to_end(offset)
+                return found
         actions, hooks = self._unpickled(offset, size)
+        with self._lock:
+            self._parts[offset] = (actions, hooks)
+            while len(self._parts) > PARTS_KEPT:
+                self._parts.popitem(last=False)
         return actions, hooks
 
     def _pickled(self, value: object) -> bytes:
@@ -303,6 +315,7 @@ class DiffSpool:
                 self._file.close()
                 self._file = None
             self._batch = None
+            self._parts.clear()
 
     def __enter__(self) -> Self:
         return self

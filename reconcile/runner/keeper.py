@@ -23,8 +23,8 @@ class ResultKeeper(Protocol):
         memory (`controllers[i].parents` emptied) until `restore`."""
 
     def restore(self, controllers: list[ControllerResult]) -> None:
-        """Every parked controller's parents are back, as they were, and every parent of
-        `controllers` (all the run's) has its actions and hook calls back."""
+        """Every parked controller's parents are back in `controllers` (all the run's), as they
+        were (a stowed parent's actions and hook calls are read back on each use)."""
 
 
 class KeepWhole:

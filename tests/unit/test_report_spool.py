@@ -17,13 +17,14 @@ from reconcile.report import ReportFormat, render
 from reconcile.report.diff import action_diff
 from reconcile.report.spool import (
     BATCH,
+    PARTS_KEPT,
     DiffSpool,
     ForgetContent,
     SpooledDiff,
     identity_only,
     without_content,
 )
-from reconcile.results import ActionResult, ControllerResult, RunResult
+from reconcile.results import ActionResult, ControllerResult, RunResult, StowedList
 from tests.unit.test_report import (
     SECRET_NEEDLES,
     configmap_update,
@@ -257,7 +258,7 @@ def pod(index: int) -> dict[str, Any]:
     return obj
 
 
-def test_a_stowed_parent_keeps_only_what_the_run_needs_until_it_is_restored() -> None:
+def test_a_stowed_parent_keeps_its_counts_and_reads_its_actions_back_on_each_use() -> None:
     result = sample(dry_run=False)
     parent = result.passes[0].parents()[0]
     parent.actions[0].transient = True
@@ -267,15 +268,37 @@ def test_a_stowed_parent_keeps_only_what_the_run_needs_until_it_is_restored() ->
     assert counts[2] == f"{names[0]}: the API server did not answer"
     with DiffSpool() as spool:
         spool.stow(parent)
-        assert parent.actions == [] and parent.hooks == [] and parent.stowed is not None
+        assert isinstance(parent.actions, StowedList) and isinstance(parent.hooks, StowedList)
+        assert parent.stowed is not None
+        assert list.__len__(parent.actions) == 0  # nothing held
         assert (parent.writes, parent.pending, parent.first_transient) == counts
+        assert [a.action.describe() for a in parent.actions] == names
+        assert parent.hooks == hooks and len(parent.hooks) == len(hooks) and parent.hooks[0]
+        with pytest.raises(TypeError):
+            parent.actions.append(parent.actions[0])
         size = spool.size
         spool.stow(parent)  # once
         assert spool.size == size
         spool.park(result.passes[0].controllers)  # parked as it is: still stowed
+        assert result.passes[0].parents() == []
         spool.restore(controllers(result))
         parent = result.passes[0].parents()[0]
-        assert parent.stowed is None
+        assert parent.stowed is not None
         assert [a.action.describe() for a in parent.actions] == names
         assert parent.hooks == hooks
         assert (parent.writes, parent.pending, parent.first_transient) == counts
+
+
+def test_the_last_few_parents_read_back_are_kept() -> None:
+    result = sample(dry_run=False)
+    (template,) = [p for p in result.passes[0].parents() if p.actions][:1]
+    parents = [replace(template, parent=f"p{i}", actions=list(template.actions)) for i in range(12)]
+    with DiffSpool() as spool:
+        for parent in parents:
+            spool.stow(parent)
+        first = list(parents[0].actions)
+        assert next(iter(parents[0].actions)) is first[0]  # kept: read once
+        for parent in parents[1 : PARTS_KEPT + 1]:
+            assert list(parent.actions) == first
+        again = list(parents[0].actions)
+        assert again == first and again[0] is not first[0]  # no longer kept: read again
