@@ -1,8 +1,8 @@
 """One pass's view of the cluster: each resource type listed once (paginated), on first use,
 and indexed by namespace. Thread-safe: parents share it.
 
-Objects are kept as planning and the hooks need them, but without the managedFields entries of
-other field managers (`objects.slim`): each page is slimmed as it arrives, so a pass holds the
+Objects are kept as planning and the hooks need them, but without the managedFields entries a
+pass does not read (`objects.slim`): each page is slimmed as it arrives, so a pass holds the
 kept objects and one page whole, never the whole list whole."""
 
 from __future__ import annotations
@@ -17,15 +17,12 @@ from reconcile.objects.slim import SharingTable, slimmed
 from reconcile.runner.collector import collector_paused
 from reconcile.secret_values import remember_secrets
 
-# The field manager of our own writes (the API client's user agent, and server-side apply's
-# field manager): its entries are kept.
-OWN_FIELD_MANAGERS: frozenset[str] = frozenset({"reconcile"})
-
 
 def managers_to_keep(server_side: bool) -> frozenset[str] | None:
     """Whose managedFields entries a pass keeps: every manager's with server-side apply (moving
-    an object over rewrites its whole list, other managers' entries included), else ours."""
-    return None if server_side else OWN_FIELD_MANAGERS
+    an object over rewrites its whole list, other managers' entries included), else none:
+    client-side apply reads none of them (the last-applied annotation says what it applied)."""
+    return None if server_side else frozenset()
 
 
 class Snapshot:
@@ -36,7 +33,7 @@ class Snapshot:
         self,
         cluster: Cluster,
         page_size: int = 500,
-        keep_managers: frozenset[str] | None = OWN_FIELD_MANAGERS,
+        keep_managers: frozenset[str] | None = frozenset(),
     ) -> None:
         self._cluster = cluster
         self._page_size = page_size
