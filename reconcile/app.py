@@ -299,13 +299,14 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
         log_summary(result)
         reported = write_reports(result, config)
         written = _write_output(output, cluster, result, config)
-    code = exit_code(result)
-    if code is ExitCode.OK and not (reported and written):
-        code = ExitCode.ERROR
-    if not write_run_record(result, code, config, budget, started):
-        code = ExitCode.ERROR if code is ExitCode.OK else code
-    if not write_metrics(result, code, config, budget):
-        code = ExitCode.ERROR if code is ExitCode.OK else code
+        code = exit_code(result)
+        if code is ExitCode.OK and not (reported and written):
+            code = ExitCode.ERROR
+        # (the record and the metrics count actions, read back from the spool)
+        if not write_run_record(result, code, config, budget, started):
+            code = ExitCode.ERROR if code is ExitCode.OK else code
+        if not write_metrics(result, code, config, budget):
+            code = ExitCode.ERROR if code is ExitCode.OK else code
     return result, code
 
 
