@@ -111,10 +111,21 @@ def action_diff(action: Action) -> ActionDiff:
         return ActionDiff(before, None, [], [])
     base: Obj = before if before is not None and action.kind is not ActionKind.CREATE else {}
     changes = diff_values(base, after)
-    patch = [dict(op) for op in jsonpatch.make_patch(base, after).patch]
+    patch = (
+        _added(after) if not base else [dict(op) for op in jsonpatch.make_patch(base, after).patch]
+    )
     return ActionDiff(
         before if action.kind is not ActionKind.CREATE else None, after, changes, patch
     )
+
+
+def _added(after: Obj) -> list[dict[str, Any]]:
+    """`jsonpatch.make_patch({}, after)`: one add per top-level field, in order (a create's
+    patch, made directly: jsonpatch's general diff was a twentieth of a cold run's CPU)."""
+    return [
+        {"op": "add", "path": "/" + key.replace("~", "~0").replace("/", "~1"), "value": value}
+        for key, value in after.items()
+    ]
 
 
 def diff_values(before: Any, after: Any, path: Path = ()) -> list[Change]:

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import jsonpatch
+import pytest
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.jsondata import json_equal
@@ -197,3 +198,19 @@ def test_renamed_secret_keys_are_not_a_move() -> None:
     after: Obj = {"apiVersion": "v1", "kind": "Secret", "data": {"b": "eQ=="}}
     patch = action_diff(update(before, after, SECRETS)).patch
     assert sorted(op["op"] for op in patch) == ["add", "remove"]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}},
+        {"a/b": 1, "c~d": [1, {"e": None}], "~/": {"/": "~"}, "": "", "z": True},
+        {},
+    ],
+)
+def test_a_creates_patch_is_what_jsonpatch_makes(after: dict[str, Any]) -> None:
+    create = Action(ActionKind.CREATE, DEPLOYMENTS, None, after, "create")
+    patch = action_diff(create).patch
+    created = strip_noise(after)
+    assert patch == [dict(op) for op in jsonpatch.make_patch({}, created).patch]
+    assert jsonpatch.apply_patch({}, patch) == created
