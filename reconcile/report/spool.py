@@ -5,12 +5,13 @@ Held until the reports were written, the objects of every action a run applied w
 cold run's peak memory (50,000 children created: 739 MiB). So once a parent is done, its
 actions' diffs (all any format shows of their content, Secret values already redacted) go to a
 temporary file without a name, and the actions keep only their objects' identities; then the
-actions and hook calls themselves go there too, the parent keeping only the counts the run
-needs (`ParentResult.stow`): tens of thousands of small records, kept through a pass, would
-otherwise leave the heap too fragmented for the next pass's listing to reuse. A pass the run is
-done with goes there as well until the run ends. `restore` brings the parents' actions back,
-and the reports read each diff back as they render it. Should the file not take them (a full or
-read-only disk), they stay in memory.
+actions and hook calls themselves go there too, read back on each use, the parent keeping only
+the counts the run needs (`ParentResult.stow`): tens of thousands of small records held through
+a pass would leave the heap too fragmented for the next pass's listing to reuse, and held all at
+once for the reports, they were a cold run's peak. A pass the run is done with goes there as
+well until the run ends (`restore`). The reports read each parent's actions and each diff back
+as they render them. Should the file not take them (a full or read-only disk), they stay in
+memory.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class ForgetContent:
     def park(self, controllers: list[ControllerResult]) -> None:
         pass
 
-    def restore(self, controllers: list[ControllerResult]) -> None:
+    def restore(self) -> None:
         pass
 
 
@@ -189,7 +190,7 @@ class DiffSpool:
 
     def stow(self, parent: ParentResult) -> None:
         """`parent`'s actions' diffs to the spool, the actions keeping their objects'
-        identities only; then the actions and hook calls themselves, until `restore`. On a
+        identities only; then the actions and hook calls themselves, read back on each use. On a
         failure to write, they stay in memory (said once in the log)."""
         if parent.stowed is not None:
             return
@@ -222,9 +223,9 @@ class DiffSpool:
             self._parked.append((controller, offset, len(record)))
             controller.parents = []
 
-    def restore(self, controllers: list[ControllerResult]) -> None:
-        """Every parked controller's parents back in `controllers` (their actions and hook
-        calls stay in the spool, read back on each use: `results.StowedList`)."""
+    def restore(self) -> None:
+        """Every parked controller's parents back (their actions and hook calls stay in the
+        spool, read back on each use: `results.StowedList`)."""
         for controller, offset, size in self._parked:
             controller.parents = self._unpickled(offset, size)
         self._parked = []

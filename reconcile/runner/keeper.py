@@ -22,9 +22,9 @@ class ResultKeeper(Protocol):
         """A pass the run is done with until it ends: these controllers' parents may leave
         memory (`controllers[i].parents` emptied) until `restore`."""
 
-    def restore(self, controllers: list[ControllerResult]) -> None:
-        """Every parked controller's parents are back in `controllers` (all the run's), as they
-        were (a stowed parent's actions and hook calls are read back on each use)."""
+    def restore(self) -> None:
+        """Every parked controller's parents are back, as they were (a stowed parent's actions
+        and hook calls are read back on each use)."""
 
 
 class KeepWhole:
@@ -36,5 +36,5 @@ class KeepWhole:
     def park(self, controllers: list[ControllerResult]) -> None:
         pass
 
-    def restore(self, controllers: list[ControllerResult]) -> None:
+    def restore(self) -> None:
         pass

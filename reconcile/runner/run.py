@@ -222,9 +222,7 @@ class RunLoop:
         try:
             self._passes(result, deadline, loaded, lock, executor)
         finally:
-            # the reports read every pass
-            everything = [c for p in result.passes for c in p.controllers]
-            self.keeper.restore([*everything, *([result.manifests] if result.manifests else [])])
+            self.keeper.restore()  # the reports read every pass
         result.not_converging = list(executor.not_converging.values())
         result.warnings += sorted(executor.schema_notes)
         return self._finish(result, started)

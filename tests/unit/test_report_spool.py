@@ -24,7 +24,7 @@ from reconcile.report.spool import (
     identity_only,
     without_content,
 )
-from reconcile.results import ActionResult, ControllerResult, RunResult, StowedList
+from reconcile.results import ActionResult, RunResult, StowedList
 from tests.unit.test_report import (
     SECRET_NEEDLES,
     configmap_update,
@@ -51,16 +51,10 @@ FORMATS: list[dict[str, Any]] = [
 ]
 
 
-def controllers(result: RunResult) -> list[ControllerResult]:
-    return [c for p in result.passes for c in p.controllers]
-
-
 def stow_all(result: RunResult, spool: DiffSpool) -> None:
-    """Every parent stowed, then back as a run's end brings them (diffs stay on disk)."""
     for pass_ in result.passes:
         for parent in pass_.parents():
             spool.stow(parent)
-    spool.restore(controllers(result))
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -84,7 +78,6 @@ def test_stowed_actions_keep_only_their_objects_identities() -> None:
         size = spool.size
         spool.stow(parent)
         assert spool.size == size
-        spool.restore(controllers(result))
         for stowed, original in zip(parent.actions, originals, strict=True):
             assert stowed.stowed is not None
             assert stowed.stowed.load() == action_diff(original)
@@ -207,7 +200,6 @@ def test_secret_actions_are_stowed_redacted() -> None:
     parent = result.passes[0].parents()[0]
     with DiffSpool() as spool:
         spool.stow(parent)
-        spool.restore(controllers(result))
         stowed = next(a for a in parent.actions if a.action.resource.kind == "Secret")
         assert stowed.stowed is not None
         assert stowed.stowed.load() == action_diff(secret)
@@ -223,10 +215,10 @@ def test_parked_passes_come_back_as_they_were(run: str) -> None:
                 spool.stow(parent)
             spool.park(pass_.controllers)
             assert pass_.parents() == []
-        spool.restore(controllers(result))
+        spool.restore()
         for options in FORMATS:
             assert render(result, **options) == whole[str(options)]
-        spool.restore(controllers(result))  # nothing parked: nothing changes
+        spool.restore()  # nothing parked: nothing changes
         for options in FORMATS:
             assert render(result, **options) == whole[str(options)]
 
@@ -241,7 +233,6 @@ def test_a_parent_with_many_actions_is_read_back_in_batches() -> None:
     expected = [action_diff(a.action) for a in parent.actions]
     with DiffSpool() as spool:
         spool.stow(parent)
-        spool.restore(controllers(result))
         batches = {a.stowed.offset for a in parent.actions if isinstance(a.stowed, SpooledDiff)}
         assert len(batches) == 3
         # in any order, each diff is its own
@@ -281,7 +272,7 @@ def test_a_stowed_parent_keeps_its_counts_and_reads_its_actions_back_on_each_use
         assert spool.size == size
         spool.park(result.passes[0].controllers)  # parked as it is: still stowed
         assert result.passes[0].parents() == []
-        spool.restore(controllers(result))
+        spool.restore()
         parent = result.passes[0].parents()[0]
         assert parent.stowed is not None
         assert [a.action.describe() for a in parent.actions] == names

@@ -87,9 +87,9 @@ class RecordingSpool(DiffSpool):
         super().park(controllers)
         assert all(c.parents == [] for c in controllers)
 
-    def restore(self, controllers: list[ControllerResult]) -> None:
+    def restore(self) -> None:
         self.restored += 1
-        super().restore(controllers)
+        super().restore()
 
 
 def test_a_run_stows_each_parent_and_parks_each_pass_but_the_last(tmp_path: Path) -> None:
