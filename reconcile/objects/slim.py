@@ -18,7 +18,6 @@ for that reason: `runner.snapshot.managers_to_keep`).
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from typing import Any, NoReturn
 
@@ -84,25 +83,15 @@ class SharingTable:
         self._empty = SharedDict()  # most FieldsV1 nodes are leaves: `{}`
         self._nodes: dict[tuple[Any, ...], SharedDict] = {(): self._empty}
         self._lists: dict[tuple[Any, ...], SharedList] = {}
-        self._trees: dict[str, SharedDict] = {}  # by their JSON text
 
     def fields(self, tree: Any) -> Any:
         """The shared equivalent of a FieldsV1 tree."""
         if type(tree) is not dict:
             return tree
-        # Found by its text first: one C-speed encoding instead of a walk of every node.
         try:
-            text = _encode(tree)
-        except (TypeError, ValueError):  # a value JSON has no text for
-            return tree
-        found = self._trees.get(text)
-        if found is not None:
-            return found
-        try:
-            found = self._trees[text] = self._node(tree)
+            return self._node(tree)
         except TypeError:  # a value that cannot be hashed
             return tree
-        return found
 
     def flat_map(self, value: Any) -> Any:
         """The shared equivalent of a map of plain values (labels)."""
@@ -218,9 +207,6 @@ def _as_list(entries: Any) -> list[Any]:
 
 def _manager(entry: Any) -> Any:
     return entry.get("manager") if isinstance(entry, dict) else None
-
-
-_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 def _with_shared_tree(entry: Any, table: SharingTable) -> dict[str, Any]:
