@@ -20,9 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.poolmanager import PoolManager
 
 from reconcile.budget import Budget
 
@@ -121,20 +119,9 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
         return super()._make_request(conn, *args, **kwargs)
 
 
-_POOLS: dict[str, type[HTTPConnectionPool]] = {
+#: Pool classes whose connections a `CallWatcher` can cut: a pool manager's
+#: `pool_classes_by_scheme` (connections.py).
+WATCHED_POOLS: dict[str, type[HTTPConnectionPool]] = {
     "http": _WatchedHTTPPool,
     "https": _WatchedHTTPSPool,
 }
-
-
-class WatchedAdapter(HTTPAdapter):
-    """An adapter whose connections a `CallWatcher` can cut (proxied ones too)."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _POOLS
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> PoolManager:
-        manager: PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        manager.pool_classes_by_scheme = _POOLS
-        return manager

@@ -7,20 +7,19 @@ import json
 import logging
 import math
 import re
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from http.cookiejar import DefaultCookiePolicy
 from typing import Any
-from urllib.parse import urlsplit
 
-import requests
-from urllib3.exceptions import ReadTimeoutError
+import urllib3
+from urllib3 import BaseHTTPResponse
+from urllib3 import exceptions as http_errors
 
 from reconcile.budget import Budget, BudgetExhausted
+from reconcile.hooks.connections import HookConnections, Route
 from reconcile.hooks.credentials import CredentialError, Credentials, ResolvedSecurity
-from reconcile.hooks.deadline import CallWatch, CallWatcher, WatchedAdapter
+from reconcile.hooks.deadline import CallWatch, CallWatcher
 from reconcile.hooks.errors import (
     BODY_EXCERPT,
     MAX_RESPONSE_BYTES,
@@ -42,30 +41,10 @@ DEFAULT_RETRY_AFTER = 1.0
 MAX_RETRY_AFTER = 60.0
 #: Connections kept per host, so concurrent hook calls reuse connections.
 POOL_SIZE = 32
+#: Who calls, as the hook server's logs show it.
+USER_AGENT = "reconcile"
 
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
-
-
-class _NoCookies(DefaultCookiePolicy):
-    """Hooks are stateless: never store or send cookies (the session is shared by threads)."""
-
-    def set_ok(self, cookie: Any, request: Any) -> bool:
-        return False
-
-    def return_ok(self, cookie: Any, request: Any) -> bool:
-        return False
-
-
-def new_session(pool_size: int = POOL_SIZE) -> requests.Session:
-    session = requests.Session()
-    session.cookies.set_policy(_NoCookies())
-    # The environment's proxies and CA bundle are read once per host (WebhookTransport), not
-    # on every call: requests scans the whole environment each time otherwise.
-    session.trust_env = False
-    adapter = WatchedAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = None) -> float:
@@ -110,16 +89,13 @@ class WebhookTransport:
         self._budget = budget or Budget()
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._clock = clock
-        self.session = new_session(pool_size)
+        self.connections = HookConnections(pool_size)
         self.cache = EtagCache(clock)
-        self._environment: dict[str, dict[str, Any]] = {}
-        self._templates: dict[str, requests.PreparedRequest] = {}
-        self._environment_lock = threading.Lock()
         self._watcher = CallWatcher(self._budget)
 
     def close(self) -> None:
         self._watcher.close()
-        self.session.close()
+        self.connections.close()
         self.cache.clear()
         self.credentials.close()
 
@@ -149,17 +125,24 @@ class WebhookTransport:
         except CredentialError as exc:
             raise HookError(hook, "credentials", str(exc)) from None
         data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        headers.update(security.headers)
+        route = self.connections.route(spec.url)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+        }
+        if route.authorization is not None:
+            headers["Authorization"] = route.authorization
+        headers.update(security.headers)  # the hook's own auth wins over the URL's
         key = cache_key(spec.url, request) if spec.etag.enabled else None
         entry = self.cache.get(key, spec.etag.cache_cleanup_seconds) if key is not None else None
         if entry is not None:
             headers["If-None-Match"] = entry.etag
 
         response, timeout, attempts = self._post_with_retries(
-            hook, spec, data, headers, watch, security
+            hook, spec, route, data, headers, watch, security
         )
-        status = response.status_code
+        status = response.status
         log.debug(
             "%s: %s hook %s answered %d after %d attempt(s)",
             hook.owner,
@@ -169,8 +152,7 @@ class WebhookTransport:
             attempts,
         )
         if status in (304, 412) and entry is not None:
-            self._watcher.release(watch)
-            response.close()
+            self._give_back(response, watch, consumed=False)
             body = parse_object(hook, entry.body, "cached response body")
             return HookResult(body, self._clock() - start, cached=True, attempts=attempts)
         limit = MAX_RESPONSE_BYTES if status == 200 else BODY_EXCERPT * 4
@@ -202,21 +184,21 @@ class WebhookTransport:
         self,
         hook: HookSpec,
         spec: WebhookSpec,
+        route: Route,
         data: bytes,
         headers: dict[str, str],
         watch: CallWatch,
         security: ResolvedSecurity,
-    ) -> tuple[requests.Response, float, int]:
+    ) -> tuple[BaseHTTPResponse, float, int]:
         """The response (its body not read yet), its timeout and how many attempts it took:
         a 429 is retried `max_429_retries` times, honouring Retry-After within the budget."""
         attempts = 0
         while True:
             attempts += 1
-            response, timeout = self._post(hook, spec, data, headers, watch, security)
-            if response.status_code != 429 or attempts > self.max_429_retries:
+            response, timeout = self._post(hook, spec, route, data, headers, watch, security)
+            if response.status != 429 or attempts > self.max_429_retries:
                 break
-            self._watcher.release(watch)
-            response.close()  # streamed: give the connection back before waiting
+            self._give_back(response, watch, consumed=False)  # before waiting
             asked = response.headers.get("Retry-After")
             delay = parse_retry_after(asked)
             if delay >= self._budget.remaining():
@@ -243,7 +225,7 @@ class WebhookTransport:
     def _read(
         self,
         hook: HookSpec,
-        response: requests.Response,
+        response: BaseHTTPResponse,
         limit: int,
         timeout: float,
         watch: CallWatch,
@@ -252,8 +234,9 @@ class WebhookTransport:
         keeps only the start (the error's excerpt needs no more)."""
         # one growing buffer, not a list of chunks joined at the end: half the peak memory
         body = bytearray()
+        consumed = False
         try:
-            for chunk in response.iter_content(64 * 1024):
+            for chunk in response.stream(64 * 1024):
                 body += chunk
                 if len(body) <= limit:
                     continue
@@ -263,16 +246,25 @@ class WebhookTransport:
                         hook, "too-large", f"response body over the {mib} MiB limit on a hook"
                     )
                 break
-        except requests.RequestException as exc:
+            else:
+                consumed = True
+        except (http_errors.HTTPError, OSError) as exc:
             if watch.cut:
                 raise self._cut(hook, timeout) from None
-            raise self._transport_error(hook, exc, timeout, bounded=True) from None
+            raise self._transport_error(hook, exc, timeout, bounded=True, reading=True) from None
         finally:
-            self._watcher.release(watch)
-            response.close()
+            self._give_back(response, watch, consumed=consumed)
         if watch.cut:  # what was read ended where the socket was cut
             raise self._cut(hook, timeout)
         return body
+
+    def _give_back(self, response: BaseHTTPResponse, watch: CallWatch, *, consumed: bool) -> None:
+        """The connection goes back to its pool: kept alive when the whole body was read,
+        else closed (what is left of the body would be read as the next answer)."""
+        self._watcher.release(watch)
+        if not consumed:
+            response.close()
+        response.release_conn()
 
     def _cut(self, hook: HookSpec, timeout: float) -> Exception:
         """The call the watcher cut: the run's end, or the hook's own timeout."""
@@ -286,94 +278,74 @@ class WebhookTransport:
         self,
         hook: HookSpec,
         spec: WebhookSpec,
+        route: Route,
         data: bytes,
         headers: dict[str, str],
         watch: CallWatch,
         security: ResolvedSecurity,
-    ) -> tuple[requests.Response, float]:
+    ) -> tuple[BaseHTTPResponse, float]:
         """The response (its body not read yet) and the timeout it was given."""
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
         timeout = self._budget.bound(spec.timeout)
         self._watcher.start_attempt(watch, timeout)
         try:
-            environment = self._environment_for(spec.url)
-            response = self.session.send(
-                self._prepared(spec.url, headers, data),
-                timeout=(timeout, timeout),
-                allow_redirects=False,
-                stream=True,
-                proxies=environment["proxies"],
-                verify=security.ca_file or environment["verify"],
-                cert=security.client_cert,
+            manager = self.connections.manager(route, security.ca_file, security.client_cert)
+            response = manager.urlopen(
+                "POST",
+                route.url,
+                body=data,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=timeout, read=timeout),
+                retries=False,
+                redirect=False,
+                preload_content=False,
             )
-        except requests.RequestException as exc:
+        except (http_errors.HTTPError, OSError) as exc:
             if watch.cut:
                 raise self._cut(hook, timeout) from None
             bounded = timeout < spec.timeout
             raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
         if watch.cut:
-            response.close()
+            self._give_back(response, watch, consumed=False)
             raise self._cut(hook, timeout)
         return response, timeout
 
-    def _prepared(self, url: str, headers: dict[str, str], data: bytes) -> requests.PreparedRequest:
-        """The POST as the session prepares it, from a copy of one prepared once per URL:
-        preparing parses the URL and merges the session's headers, cookies and auth on every
-        call otherwise, a fifth of a call's CPU against a loopback server."""
-        with self._environment_lock:
-            template = self._templates.get(url)
-            if template is None:
-                template = self.session.prepare_request(requests.Request("POST", url))
-                self._templates[url] = template
-        prepared = template.copy()
-        prepared.headers.update(headers)
-        prepared.prepare_body(data, None)
-        return prepared
-
-    def _environment_for(self, url: str) -> dict[str, Any]:
-        """HTTP(S)_PROXY / NO_PROXY and REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE for this URL's
-        scheme and host, read once per run."""
-        parts = urlsplit(url)
-        key = f"{parts.scheme}://{parts.netloc}"
-        with self._environment_lock:
-            found = self._environment.get(key)
-            if found is None:
-                with requests.Session() as reader:
-                    settings = reader.merge_environment_settings(url, {}, None, None, None)
-                found = {"proxies": settings["proxies"], "verify": settings["verify"]}
-                self._environment[key] = found
-            return found
-
     def _transport_error(
-        self, hook: HookSpec, exc: requests.RequestException, timeout: float, *, bounded: bool
+        self,
+        hook: HookSpec,
+        exc: BaseException,
+        timeout: float,
+        *,
+        bounded: bool,
+        reading: bool = False,
     ) -> Exception:
         """BudgetExhausted when the request timed out because the run's budget ended (its
         timeout was cut short by it), else the HookError saying what went wrong."""
-        timed_out = isinstance(exc, requests.Timeout) or _is_read_timeout(exc)
-        if timed_out and bounded and self._budget.expired:
+        if isinstance(exc, http_errors.TimeoutError) and bounded and self._budget.expired:
             return BudgetExhausted(
                 f"{hook.owner}: {hook.name} hook {hook.target}", self._budget.why()
             )
-        return _hook_error(hook, exc, timeout)
+        return _hook_error(hook, exc, timeout, reading=reading)
 
 
-def _hook_error(hook: HookSpec, exc: requests.RequestException, timeout: float) -> HookError:
-    if isinstance(exc, requests.ConnectTimeout):
+def _hook_error(
+    hook: HookSpec, exc: BaseException, timeout: float, *, reading: bool = False
+) -> HookError:
+    # urllib3 raises its own errors (retries are off): NewConnectionError is a
+    # ConnectTimeoutError too, for its older users, so it is looked at first.
+    if isinstance(exc, http_errors.NewConnectionError):
+        return HookError(hook, "connection", f"connection failed: {_connection_problem(exc)}")
+    if isinstance(exc, http_errors.ConnectTimeoutError):
         return HookError(hook, "timeout", f"could not connect within the {timeout:g}s timeout")
-    if isinstance(exc, requests.Timeout):
-        return HookError(hook, "timeout", f"no response within the {timeout:g}s timeout")
-    if isinstance(exc, requests.exceptions.SSLError):
-        return HookError(hook, "tls", f"TLS failed: {_connection_problem(exc)}")
-    if isinstance(exc, requests.ConnectionError):
-        if _is_read_timeout(exc):
+    if isinstance(exc, http_errors.TimeoutError):
+        if reading:
             return HookError(hook, "timeout", f"response stalled beyond the {timeout:g}s timeout")
+        return HookError(hook, "timeout", f"no response within the {timeout:g}s timeout")
+    if isinstance(exc, http_errors.SSLError):
+        return HookError(hook, "tls", f"TLS failed: {_connection_problem(exc)}")
+    if isinstance(exc, (http_errors.ProtocolError, http_errors.ProxyError, OSError)):
         return HookError(hook, "connection", f"connection failed: {_connection_problem(exc)}")
     return HookError(hook, "connection", f"request failed: {_connection_problem(exc)}")
-
-
-def _is_read_timeout(exc: BaseException) -> bool:
-    """A read timeout while the body streams in surfaces as a ConnectionError."""
-    return any(isinstance(arg, ReadTimeoutError) for arg in exc.args)
 
 
 def _connection_problem(exc: BaseException) -> str:

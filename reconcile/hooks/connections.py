@@ -1,0 +1,159 @@
+"""Where webhook connections come from: urllib3 pool managers, one per (proxy, TLS settings),
+each keeping `pool_size` connections per host alive for the whole run.
+
+The environment is read once per scheme and host, as curl and requests read it:
+`HTTP(S)_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host (a suffix, `*`, a host:port, an
+IP or a CIDR range), and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` for the CAs to trust, else
+certifi's bundle. A webhook's own CA (its `tls` settings) replaces them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ipaddress
+import os
+import threading
+import urllib.request
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from urllib3 import PoolManager, ProxyManager
+
+from reconcile.hooks.deadline import WATCHED_POOLS
+from reconcile.secret_values import remember_credential
+
+#: A pool manager's settings: proxy, CA file, client certificate and key files.
+_ManagerKey = tuple[str | None, str | None, tuple[str, str] | None]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one URL is reached: the URL without its user and password, through which proxy
+    (None: directly), trusting which CAs, and the basic authorization the user and password
+    in the URL make (None: there are none)."""
+
+    url: str
+    proxy: str | None
+    ca_file: str | None
+    authorization: str | None
+
+
+class HookConnections:
+    """Thread-safe."""
+
+    def __init__(self, pool_size: int) -> None:
+        self._pool_size = pool_size
+        self._lock = threading.Lock()
+        self._routes: dict[str, Route] = {}
+        self._managers: dict[_ManagerKey, PoolManager] = {}
+
+    def route(self, url: str) -> Route:
+        """How `url` is reached, worked out once per URL."""
+        with self._lock:
+            found = self._routes.get(url)
+        if found is None:
+            found = _route(url)
+            with self._lock:
+                self._routes[url] = found
+        return found
+
+    def manager(
+        self, route: Route, ca_file: str | None, client_cert: tuple[str, str] | None
+    ) -> PoolManager:
+        """The pool manager for `route`: `ca_file` (the hook's own CA) and `client_cert` (its
+        client certificate and key files) as the hook's TLS settings resolved them."""
+        key = (route.proxy, ca_file or route.ca_file, client_cert)
+        with self._lock:
+            found = self._managers.get(key)
+            if found is None:
+                found = self._managers[key] = self._new_manager(*key)
+            return found
+
+    def close(self) -> None:
+        with self._lock:
+            for manager in self._managers.values():
+                manager.clear()
+            self._managers.clear()
+
+    def _new_manager(
+        self, proxy: str | None, ca_file: str | None, client_cert: tuple[str, str] | None
+    ) -> PoolManager:
+        settings: dict[str, object] = {
+            "num_pools": 32,
+            "maxsize": self._pool_size,
+            "block": False,
+            "cert_reqs": "CERT_REQUIRED",
+            "ca_certs": ca_file,
+        }
+        if client_cert is not None:
+            settings["cert_file"], settings["key_file"] = client_cert
+        manager = ProxyManager(proxy, **settings) if proxy else PoolManager(**settings)  # type: ignore[arg-type]
+        # Connections a CallWatcher can cut (deadline.py), proxied ones too
+        manager.pool_classes_by_scheme = WATCHED_POOLS
+        return manager
+
+
+def _route(url: str) -> Route:
+    parts = urlsplit(url)
+    authorization = None
+    if parts.username is not None or parts.password is not None:
+        # As curl and requests do: the URL's user and password are sent as basic auth
+        user = unquote(parts.username or "")
+        password = unquote(parts.password or "")
+        authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        remember_credential(authorization.removeprefix("Basic "))
+        netloc = parts.netloc.rpartition("@")[2]
+        url = urlunsplit(parts._replace(netloc=netloc))
+    return Route(
+        url=url,
+        proxy=proxy_for(parts.scheme, parts.hostname or "", parts.port),
+        ca_file=default_ca_file(),
+        authorization=authorization,
+    )
+
+
+def proxy_for(scheme: str, host: str, port: int | None) -> str | None:
+    """The proxy the environment gives for this scheme and host, or None."""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy or _bypassed(host, port, proxies.get("no", "")):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _bypassed(host: str, port: int | None, no_proxy: str) -> bool:
+    host = host.lower().strip("[]")
+    address = None
+    with contextlib.suppress(ValueError):
+        address = ipaddress.ip_address(host)
+    for entry in (e.strip().lower() for e in no_proxy.replace(" ", ",").split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        if address is not None:
+            with contextlib.suppress(ValueError):
+                if address in ipaddress.ip_network(entry.strip("[]"), strict=False):
+                    return True
+            continue
+        name, _, entry_port = entry.partition(":")
+        if entry_port and entry_port != str(port):
+            continue
+        name = name.lstrip(".")
+        if host == name or host.endswith("." + name):
+            return True
+    return False
+
+
+def default_ca_file() -> str | None:
+    """The CA bundle to trust when a hook names none (None: the system's)."""
+    named = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if named:
+        return named
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - certifi comes with urllib3's users
+        return None
+    where: str = certifi.where()
+    return where

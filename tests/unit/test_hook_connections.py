@@ -1,0 +1,151 @@
+"""How webhook calls reach their server: the environment's proxy (and NO_PROXY's exceptions),
+the CA bundle it names, and a user and password in the URL sent as basic auth, never on the
+wire in the URL. The proxy is a real forwarding HTTP proxy on loopback."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import threading
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from reconcile.hooks import HookCaller
+from reconcile.hooks.connections import HookConnections, default_ca_file, proxy_for
+from reconcile.specs.hooks import HookSpec, WebhookSpec
+from tests.support.hookservers import serve
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def clean_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "host", "port", "bypassed"),
+    [
+        ("", "hooks.example.com", None, False),
+        ("example.com", "hooks.example.com", None, True),
+        (".example.com", "hooks.example.com", None, True),
+        ("example.com", "badexample.com", None, False),
+        ("hooks.example.com:8443", "hooks.example.com", 8443, True),
+        ("hooks.example.com:8443", "hooks.example.com", 9000, False),
+        ("*", "anything.at.all", None, True),
+        ("10.0.0.0/8", "10.1.2.3", None, True),
+        ("10.0.0.0/8", "192.168.1.1", None, False),
+        ("192.168.1.1", "192.168.1.1", None, True),
+        ("localhost, 127.0.0.1", "127.0.0.1", None, True),
+        ("fd00::/8", "fd00::1", None, True),
+        ("EXAMPLE.com", "Hooks.Example.COM", None, True),
+    ],
+)
+def test_no_proxy_names_hosts_ranges_and_ports(
+    monkeypatch: pytest.MonkeyPatch, no_proxy: str, host: str, port: int | None, bypassed: bool
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    expected = None if bypassed else "http://proxy.internal:3128"
+    assert proxy_for("https", host, port) == expected
+
+
+def test_the_proxy_is_chosen_by_scheme_then_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://plain:1")
+    monkeypatch.setenv("ALL_PROXY", "http://every:2")
+    assert proxy_for("http", "h", None) == "http://plain:1"
+    assert proxy_for("https", "h", None) == "http://every:2"
+    monkeypatch.delenv("ALL_PROXY")
+    assert proxy_for("https", "h", None) is None
+
+
+def test_the_ca_bundle_comes_from_the_environment_else_certifi(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import certifi
+
+    assert default_ca_file() == certifi.where()
+    monkeypatch.setenv("CURL_CA_BUNDLE", "/etc/curl.pem")
+    assert default_ca_file() == "/etc/curl.pem"
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/etc/requests.pem")
+    assert default_ca_file() == "/etc/requests.pem"
+
+
+def test_a_user_and_password_in_the_url_become_basic_auth_and_leave_the_url() -> None:
+    route = HookConnections(4).route("http://hook%40er:p%3Ass@hooks.example.com:8080/sync?x=1")
+    assert route.url == "http://hooks.example.com:8080/sync?x=1"
+    assert route.authorization == "Basic " + base64.b64encode(b"hook@er:p:ss").decode()
+    plain = HookConnections(4).route("http://hooks.example.com/sync")
+    assert (plain.url, plain.authorization) == ("http://hooks.example.com/sync", None)
+
+
+class _ForwardingProxy(http.server.ThreadingHTTPServer):
+    """An HTTP proxy: takes absolute-form requests, forwards them, records what it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+
+
+class _ProxyHandler(http.server.BaseHTTPRequestHandler):
+    server: _ForwardingProxy
+
+    def do_POST(self) -> None:
+        self.server.seen.append((self.path, self.headers.get("Authorization")))
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+        forward = urllib.request.Request(self.path, data=body, headers=headers, method="POST")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(forward) as answer:
+            content = answer.read()
+            self.send_response(answer.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        self.wfile.write(content)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def forwarding_proxy() -> Iterator[_ForwardingProxy]:
+    proxy = _ForwardingProxy()
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def _hook(url: str) -> HookSpec:
+    return HookSpec(name="sync", owner="test", webhook=WebhookSpec(url=url, timeout=5.0))
+
+
+def test_a_call_goes_through_the_environments_proxy_unless_no_proxy_names_the_host(
+    monkeypatch: pytest.MonkeyPatch, forwarding_proxy: _ForwardingProxy
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{forwarding_proxy.server_port}")
+    with serve() as server:
+        url = server.url.replace("http://", "http://hooker:secret@")
+        with HookCaller() as caller:
+            result = caller.call(_hook(url), {"parent": {}})
+        assert result.response == {"ok": True}
+        basic = "Basic " + base64.b64encode(b"hooker:secret").decode()
+        assert forwarding_proxy.seen == [(server.url, basic)]  # no user or password in it
+        assert [seen.headers.get("Authorization") for seen in server.seen] == [basic]
+
+        monkeypatch.setenv("NO_PROXY", "127.0.0.0/8")
+        with HookCaller() as caller:
+            caller.call(_hook(server.url), {"parent": {}})
+        assert len(forwarding_proxy.seen) == 1  # the second call went straight to the server
+        assert len(server.seen) == 2
