@@ -43,8 +43,13 @@ def serve(hooks: dict[str, Hook], port: int) -> None:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        # http.server's default backlog is 5: with more calls at once than that (reconcile
+        # runs 8 workers by default), the kernel drops connections and each retries after 1 s
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", port), Handler)
     print(f"serving on http://127.0.0.1:{server.server_address[1]}/", flush=True)
     server.serve_forever()
 
