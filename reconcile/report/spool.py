@@ -16,12 +16,13 @@ memory.
 
 from __future__ import annotations
 
-import io
+import itertools
 import logging
 import os
 import pickle
 import tempfile
 import threading
+import weakref
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -42,7 +43,6 @@ BATCH = 64
 #: Parents whose actions and hook calls read back are kept, the last read first to go.
 PARTS_KEPT = 8
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_SELF = "spool"  # how a parked record refers to the spool its diffs are in
 
 #: What an action keeps of its objects once its diff is on disk: enough to name them.
 _IDENTITY_METADATA = ("name", "generateName", "namespace", "uid")
@@ -187,6 +187,12 @@ class DiffSpool:
         self._parked: list[tuple[ControllerResult, int, int]] = []
         self._batch: tuple[int, list[ActionDiff]] | None = None  # the last batch read
         self._parts: OrderedDict[int, tuple[list[ActionResult], list[HookCall]]] = OrderedDict()
+        self._token = next(_TOKENS)
+        _OPEN[self._token] = self
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Records name this spool, in this process, by its token."""
+        return _open_spool, (self._token,)
 
     def stow(self, parent: ParentResult) -> None:
         """`parent`'s actions' diffs to the spool, the actions keeping their objects'
@@ -246,12 +252,10 @@ class DiffSpool:
         return actions, hooks
 
     def _pickled(self, value: object) -> bytes:
-        out = io.BytesIO()
-        _Pickler(out, self).dump(value)
-        return _compressed(out.getvalue())
+        return _compressed(pickle.dumps(value, _PROTOCOL))
 
     def _unpickled(self, offset: int, size: int) -> Any:
-        return _Unpickler(io.BytesIO(self._record(offset, size)), self).load()
+        return pickle.loads(self._record(offset, size))
 
     def diff(self, offset: int, size: int, index: int) -> ActionDiff:
         """The `index`-th diff of the batch at `offset`."""
@@ -330,26 +334,18 @@ class DiffSpool:
         self.close()
 
 
-class _Pickler(pickle.Pickler):
-    """Parked results refer to the spool their diffs are in: by reference, not by value."""
-
-    def __init__(self, out: IO[bytes], spool: DiffSpool) -> None:
-        super().__init__(out, _PROTOCOL)
-        self._spool = spool
-
-    def persistent_id(self, obj: object) -> str | None:
-        return _SELF if obj is self._spool else None
+#: Spools open in this process, by token: a record refers to the spool its diffs are in by
+#: its token (`DiffSpool.__reduce__`), not by value. (A pickler's persistent_id would do it
+#: too, but is called back for every object pickled: pickling took 4.7x as long.)
+_OPEN: weakref.WeakValueDictionary[int, DiffSpool] = weakref.WeakValueDictionary()
+_TOKENS = itertools.count(1)
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, record: IO[bytes], spool: DiffSpool) -> None:
-        super().__init__(record)
-        self._spool = spool
-
-    def persistent_load(self, reference: object) -> DiffSpool:
-        if reference != _SELF:
-            raise pickle.UnpicklingError(f"unknown reference {reference!r}")
-        return self._spool
+def _open_spool(token: int) -> DiffSpool:
+    spool = _OPEN.get(token)
+    if spool is None:
+        raise pickle.UnpicklingError(f"a record names spool {token}, which is not open")
+    return spool
 
 
 def _compressed(data: bytes) -> bytes:
