@@ -88,23 +88,35 @@ class HookConnections:
         }
         if client_cert is not None:
             settings["cert_file"], settings["key_file"] = client_cert
-        manager = ProxyManager(proxy, **settings) if proxy else PoolManager(**settings)  # type: ignore[arg-type]
+        if proxy:
+            proxy, authorization = _without_credentials(proxy)
+            headers = {"Proxy-Authorization": authorization} if authorization else None
+            manager: PoolManager = ProxyManager(proxy, proxy_headers=headers, **settings)  # type: ignore[arg-type]
+        else:
+            manager = PoolManager(**settings)  # type: ignore[arg-type]
         # Connections a CallWatcher can cut (deadline.py), proxied ones too
         manager.pool_classes_by_scheme = WATCHED_POOLS
         return manager
 
 
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """`url` without its user and password, and the basic authorization they make (None:
+    there are none), as curl and requests send them."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    user = unquote(parts.username or "")
+    password = unquote(parts.password or "")
+    encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+    remember_credential(password)
+    remember_credential(encoded)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=netloc)), f"Basic {encoded}"
+
+
 def _route(url: str) -> Route:
     parts = urlsplit(url)
-    authorization = None
-    if parts.username is not None or parts.password is not None:
-        # As curl and requests do: the URL's user and password are sent as basic auth
-        user = unquote(parts.username or "")
-        password = unquote(parts.password or "")
-        authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-        remember_credential(authorization.removeprefix("Basic "))
-        netloc = parts.netloc.rpartition("@")[2]
-        url = urlunsplit(parts._replace(netloc=netloc))
+    url, authorization = _without_credentials(url)
     return Route(
         url=url,
         proxy=proxy_for(parts.scheme, parts.hostname or "", parts.port),

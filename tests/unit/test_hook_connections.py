@@ -91,6 +91,7 @@ class _ForwardingProxy(http.server.ThreadingHTTPServer):
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str | None]] = []
+        self.proxy_authorizations: list[str | None] = []
         super().__init__(("127.0.0.1", 0), _ProxyHandler)
 
 
@@ -99,8 +100,13 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.server.seen.append((self.path, self.headers.get("Authorization")))
+        self.server.proxy_authorizations.append(self.headers.get("Proxy-Authorization"))
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+        headers = {
+            k: v
+            for k, v in self.headers.items()
+            if k.lower() not in ("host", "proxy-authorization")
+        }
         forward = urllib.request.Request(self.path, data=body, headers=headers, method="POST")
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(forward) as answer:
@@ -134,7 +140,9 @@ def _hook(url: str) -> HookSpec:
 def test_a_call_goes_through_the_environments_proxy_unless_no_proxy_names_the_host(
     monkeypatch: pytest.MonkeyPatch, forwarding_proxy: _ForwardingProxy
 ) -> None:
-    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{forwarding_proxy.server_port}")
+    monkeypatch.setenv(
+        "HTTP_PROXY", f"http://proxied:pa%3Ass@127.0.0.1:{forwarding_proxy.server_port}"
+    )
     with serve() as server:
         url = server.url.replace("http://", "http://hooker:secret@")
         with HookCaller() as caller:
@@ -143,6 +151,10 @@ def test_a_call_goes_through_the_environments_proxy_unless_no_proxy_names_the_ho
         basic = "Basic " + base64.b64encode(b"hooker:secret").decode()
         assert forwarding_proxy.seen == [(server.url, basic)]  # no user or password in it
         assert [seen.headers.get("Authorization") for seen in server.seen] == [basic]
+        # the proxy's own user and password, from its URL, go to the proxy alone
+        to_proxy = "Basic " + base64.b64encode(b"proxied:pa:ss").decode()
+        assert forwarding_proxy.proxy_authorizations == [to_proxy]
+        assert "Proxy-Authorization" not in server.seen[0].headers
 
         monkeypatch.setenv("NO_PROXY", "127.0.0.0/8")
         with HookCaller() as caller:
