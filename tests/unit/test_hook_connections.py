@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import http.server
-import threading
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from reconcile.hooks import HookCaller
 from reconcile.hooks.connections import HookConnections, default_ca_file, proxy_for
 from reconcile.specs.hooks import HookSpec, WebhookSpec
+from tests.support.hookserver import serving
 from tests.support.hookservers import serve
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -123,14 +123,8 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def forwarding_proxy() -> Iterator[_ForwardingProxy]:
-    proxy = _ForwardingProxy()
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_ForwardingProxy()) as proxy:
         yield proxy
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
 
 
 def _hook(url: str) -> HookSpec:
