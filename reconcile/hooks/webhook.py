@@ -112,6 +112,10 @@ class WebhookTransport:
         self, hook: HookSpec, spec: WebhookSpec, request: dict[str, Any], watch: CallWatch
     ) -> HookResult:
         start = self._clock()
+        try:
+            route = self.connections.route(spec.url)
+        except ValueError as exc:  # a port out of range, a broken IPv6 literal, ...
+            raise HookError(hook, "connection", f"request failed: invalid URL: {exc}") from None
         if self.allowed_hosts is not None and not host_allowed(spec.url, self.allowed_hosts):
             host, port = url_authority(spec.url)
             raise HookError(
@@ -125,7 +129,6 @@ class WebhookTransport:
         except CredentialError as exc:
             raise HookError(hook, "credentials", str(exc)) from None
         data = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        route = self.connections.route(spec.url)
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",

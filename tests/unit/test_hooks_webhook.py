@@ -221,9 +221,24 @@ def test_connection_refused(caller: HookCaller) -> None:
     assert "refused" in error.message.lower() and url in error.message
 
 
-def test_invalid_url_is_a_connection_error(caller: HookCaller) -> None:
-    error = fail(caller, hook("not a url"))
+@pytest.mark.parametrize(
+    "url",
+    [
+        "not a url",
+        "http://127.0.0.1:99999/hook",  # port out of range
+        "http://hooks.example.com:abc/hook",  # port not a number
+        "http://[::1/hook",  # a broken IPv6 literal
+        "http://exa mple.com/hook",
+        "http:///no-host",
+        "ftp://127.0.0.1/hook",
+    ],
+)
+def test_invalid_url_is_a_connection_error(caller: HookCaller, url: str) -> None:
+    error = fail(caller, hook(url))
     assert error.reason == "connection"
+    assert error.message.startswith("CompositeController hello: sync hook")
+    with HookCaller(allowed_hosts=("hooks.example.com",)) as guarded:
+        assert fail(guarded, hook(url)).reason in ("connection", "host-not-allowed")
 
 
 # -- bodies ----------------------------------------------------------------------------------
