@@ -102,7 +102,10 @@ class HookConnections:
 def _without_credentials(url: str) -> tuple[str, str | None]:
     """`url` without its user and password, and the basic authorization they make (None:
     there are none), as curl and requests send them."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a broken IPv6 literal: urllib3 refuses it, naming it, when it is used
+        return url, None
     if parts.username is None and parts.password is None:
         return url, None
     user = unquote(parts.username or "")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.hooks import HookCaller
+from reconcile.hooks import HookCaller, HookError
 from reconcile.hooks.connections import HookConnections, default_ca_file, proxy_for
 from reconcile.specs.hooks import HookSpec, WebhookSpec
 from tests.support.hookserver import serving
@@ -155,3 +155,23 @@ def test_a_call_goes_through_the_environments_proxy_unless_no_proxy_names_the_ho
             caller.call(_hook(server.url), {"parent": {}})
         assert len(forwarding_proxy.seen) == 1  # the second call went straight to the server
         assert len(server.seen) == 2
+
+
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        "http://[::1",  # a broken IPv6 literal
+        "http://user:hunter22@[::1",
+        "http://user:hunter22@127.0.0.1:99999",  # port out of range
+        "socks5://127.0.0.1:1080",  # a scheme urllib3 does not speak
+        "not a url",
+    ],
+)
+def test_a_broken_proxy_setting_fails_the_call_and_names_no_password(
+    monkeypatch: pytest.MonkeyPatch, proxy: str
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    with HookCaller() as caller, pytest.raises(HookError) as caught:
+        caller.call(_hook("http://hooks.example.com/sync"), {"parent": {}})
+    assert caught.value.reason == "connection"
+    assert "hunter22" not in caught.value.message
