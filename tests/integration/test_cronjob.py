@@ -28,7 +28,7 @@ from reconcile.cluster.protocol import list_all
 from reconcile.objects.meta import identity, metadata
 from reconcile.specs.duration import parse_duration
 from tests.support.backends import Backend
-from tests.support.cli import command_env
+from tests.support.cli import command_env, says_refused
 from tests.support.controlplane import ControlPlane
 from tests.support.examples import EXAMPLES, LoadedExample, load_example
 from tests.support.kubectl import (
@@ -43,12 +43,6 @@ from tests.support.poll import eventually
 ROOT = Path(__file__).resolve().parents[2]
 BASE = ROOT / "manifests" / "cronjob"
 Obj = dict[str, Any]
-
-
-def says_refused(text: str) -> bool:
-    """Whether a run's output says the API server refused it (403, Forbidden); a log line's
-    timestamp (`...36.403Z`) does not count."""
-    return "Forbidden" in text or re.search(r"(?<![\d.])403(?!\d)", text) is not None
 
 
 def rendered() -> list[Obj]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,9 @@ finally:
 def measured_command(figure: Path, *args: str) -> list[str]:
     """The argv of the real command whose peak memory (KiB) is written to `figure`."""
     return [sys.executable, "-c", MEASURED, str(figure), *args]
+
+
+def says_refused(text: str) -> bool:
+    """Whether a run's output says the API server refused it (403, Forbidden, either case); the
+    milliseconds of a log line's timestamp (`...36.403Z`) do not count."""
+    return "forbidden" in text.lower() or re.search(r"(?<![\d.])403(?!\d)", text) is not None
