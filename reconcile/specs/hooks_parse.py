@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os.path
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
@@ -24,6 +25,23 @@ from reconcile.specs.webhook_security import (
 )
 
 DEFAULT_TIMEOUT = 10.0
+MAX_PORT = 65535
+
+
+def url_problem(url: str) -> str | None:
+    """Why an http(s) URL cannot be called (None: it can), in words that do not repeat it."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it has a space or a control character in it"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port out of range or not a number, a broken IPv6 literal
+        return str(exc)
+    if not parts.hostname:
+        return "it names no host"
+    if port == 0:
+        return "port 0"
+    return None
 
 
 def _timeout(fields: Fields) -> float:
@@ -53,6 +71,8 @@ def _webhook(fields: Fields) -> WebhookSpec:
             raise fields.error("url", "a webhook needs either url or service (and usually path)")
         service.reject_unknown({"name", "namespace", "port", "protocol"})
         port = service.number("port", minimum=1)
+        if port is not None and port > MAX_PORT:
+            raise service.error("port", f"must be at most {MAX_PORT}, not {port:g}")
         protocol = service.string("protocol", "http")
         if protocol not in ("http", "https"):
             raise service.error("protocol", f"must be http or https, not {protocol!r}")
@@ -63,8 +83,16 @@ def _webhook(fields: Fields) -> WebhookSpec:
             f"{protocol}://{service.string('name')}.{service.string('namespace')}"
             f":{int(port or 80)}{path}"
         )
+        problem = url_problem(url)
+        if problem is not None:
+            raise fields.error("service", f"makes a URL that cannot be called: {problem}")
     elif not url.startswith(("http://", "https://")):
         raise fields.error("url", f"must be an http:// or https:// URL, not {url!r}")
+    else:
+        problem = url_problem(url)
+        if problem is not None:
+            # the URL itself is not repeated: it may carry a password
+            raise fields.error("url", f"cannot be called: {problem}")
     etag_fields = fields.optional_child("etag")
     etag = EtagSettings()
     if etag_fields is not None:

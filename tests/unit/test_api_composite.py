@@ -402,6 +402,48 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "must be an http:// or https:// URL, not 'hooks.example/sync'",
     ),
     (
+        "url with a port out of range",
+        _set(f"{SYNC_WEBHOOK}.url", "http://hooks.example:99999/sync"),
+        f"{SYNC_WEBHOOK}.url",
+        "cannot be called: Port out of range 0-65535",
+    ),
+    (
+        "url with a port that is not a number, and a password not repeated",
+        _set(f"{SYNC_WEBHOOK}.url", "http://user:s3cret@hooks.example:http/sync"),
+        f"{SYNC_WEBHOOK}.url",
+        "cannot be called: Port could not be cast to integer value as 'http'",
+    ),
+    (
+        "url with a broken IPv6 literal",
+        _set(f"{SYNC_WEBHOOK}.url", "http://[::1/sync"),
+        f"{SYNC_WEBHOOK}.url",
+        "cannot be called: Invalid IPv6 URL",
+    ),
+    (
+        "url without a host",
+        _set(f"{SYNC_WEBHOOK}.url", "http:///sync"),
+        f"{SYNC_WEBHOOK}.url",
+        "cannot be called: it names no host",
+    ),
+    (
+        "url with a space",
+        _set(f"{SYNC_WEBHOOK}.url", "http://hooks example/sync"),
+        f"{SYNC_WEBHOOK}.url",
+        "cannot be called: it has a space or a control character in it",
+    ),
+    (
+        "service port out of range",
+        _set(SYNC_WEBHOOK, {"service": {"name": "h", "namespace": "t", "port": 70000}}),
+        f"{SYNC_WEBHOOK}.service.port",
+        "must be at most 65535, not 70000",
+    ),
+    (
+        "service name with a space",
+        _set(SYNC_WEBHOOK, {"service": {"name": "h h", "namespace": "t"}}),
+        f"{SYNC_WEBHOOK}.service",
+        "makes a URL that cannot be called: it has a space or a control character in it",
+    ),
+    (
         "service without name",
         _set(SYNC_WEBHOOK, {"service": {"namespace": "tools"}, "path": "/sync"}),
         f"{SYNC_WEBHOOK}.service.name",
