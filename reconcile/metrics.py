@@ -27,7 +27,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from prometheus_client import (
     CollectorRegistry,
@@ -39,6 +38,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import basic_auth_handler, default_handler, generate_latest
 
+from reconcile.objects.redact import split_userinfo
 from reconcile.results import RunResult
 from reconcile.secret_values import remember_credential, scrub
 
@@ -223,10 +223,8 @@ def with_label(text: str, name: str, value: str) -> str:
 
 
 def _without_userinfo(url: str) -> tuple[str, str, str]:
-    """(the URL without user and password, the user, the password)."""
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if "@" not in parts.netloc:
-        return url, "", ""
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user, _, password = userinfo.partition(":")
-    return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password)
+    """(the URL without user and password, the user, the password); a gateway named without
+    a scheme is read as http:// and, without a user, left as it was given."""
+    full = url if "://" in url else f"http://{url}"
+    bare, user, password = split_userinfo(full)
+    return (url, "", "") if bare == full else (bare, user, password)

@@ -1,10 +1,10 @@
 """Where webhook connections come from: urllib3 pool managers, one per (proxy, TLS settings),
 each keeping `pool_size` connections per host alive for the whole run.
 
-The environment is read once per scheme and host, as curl and requests read it:
+The environment is read once per hook URL, as curl and requests read it:
 `HTTP(S)_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host (a suffix, `*`, a host:port, an
 IP or a CIDR range), and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` for the CAs to trust, else
-certifi's bundle. A webhook's own CA (its `tls` settings) replaces them.
+certifi's bundle. A webhook's own CA (its `caBundle`) replaces them.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import os
 import threading
 import urllib.request
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from urllib3 import PoolManager, ProxyManager
 
 from reconcile.hooks.deadline import WATCHED_POOLS
+from reconcile.objects.redact import split_userinfo
 from reconcile.secret_values import remember_credential
 
 #: A pool manager's settings: proxy, CA file, client certificate and key files.
@@ -102,19 +103,13 @@ class HookConnections:
 def _without_credentials(url: str) -> tuple[str, str | None]:
     """`url` without its user and password, and the basic authorization they make (None:
     there are none), as curl and requests send them."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # a broken IPv6 literal: urllib3 refuses it, naming it, when it is used
-        return url, None
-    if parts.username is None and parts.password is None:
-        return url, None
-    user = unquote(parts.username or "")
-    password = unquote(parts.password or "")
+    bare, user, password = split_userinfo(url)
+    if not (user or password):
+        return bare, None
     encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
     remember_credential(password)
     remember_credential(encoded)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=netloc)), f"Basic {encoded}"
+    return bare, f"Basic {encoded}"
 
 
 def _route(url: str) -> Route:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from reconcile.objects.secrets import is_secret
 
@@ -165,3 +166,18 @@ def _redact_escaped_map(match: re.Match[str]) -> str:
         lambda e: f"{e.group(1)}{e.group(2)}{REDACTED}{e.group(2)}", match.group(2)
     )
     return match.group(1) + body + match.group(3)
+
+
+def split_userinfo(url: str) -> tuple[str, str, str]:
+    """(`url` without its user and password, the user, the password), both unquoted; `url` as
+    it is, with "" and "", when it names no user (or cannot be read: a broken IPv6 literal,
+    refused where it is used)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, "", ""
+    if "@" not in parts.netloc:
+        return url, "", ""
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password)

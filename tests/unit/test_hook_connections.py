@@ -84,6 +84,9 @@ def test_a_user_and_password_in_the_url_become_basic_auth_and_leave_the_url() ->
     assert route.authorization == "Basic " + base64.b64encode(b"hook@er:p:ss").decode()
     plain = HookConnections(4).route("http://hooks.example.com/sync")
     assert (plain.url, plain.authorization) == ("http://hooks.example.com/sync", None)
+    # an empty user and password send nothing, as requests and curl do
+    empty = HookConnections(4).route("http://@hooks.example.com/sync")
+    assert (empty.url, empty.authorization) == ("http://hooks.example.com/sync", None)
 
 
 class _ForwardingProxy(http.server.ThreadingHTTPServer):
