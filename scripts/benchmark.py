@@ -695,6 +695,7 @@ def same_requests(
                 range(parents),
             )
         )
+    ours_uid: str = ours[0]["metadata"]["ownerReferences"][0]["uid"]
     http = urllib3.PoolManager(maxsize=16)
 
     def sync(parent: dict[str, Any]) -> None:
@@ -708,7 +709,6 @@ def same_requests(
             admin.create(configmaps, child)
         admin.update_status(kinds, {**parent, "status": {"configMaps": 0, "observedGeneration": 1}})
 
-    ours_uid: str = ours[0]["metadata"]["ownerReferences"][0]["uid"]
     started = time.monotonic()
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(sync, made))
