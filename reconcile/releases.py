@@ -1,5 +1,6 @@
-"""The Kubernetes releases `--local` can behave as: 1.20 (the test control plane's) and each
-release whose schemas kubernetes_validate installs. Light on purpose: `--help` names them
+"""The Kubernetes releases `--local` can behave as: 1.20 (the oldest, modelled by hand and held
+to a real 1.20 API server) and each release whose schemas kubernetes_validate installs (the
+newest held to a real API server of its release). Light on purpose: `--help` names them
 without loading the in-process cluster."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 DEFAULT_VERSION = "1.37"
-TEST_CONTROL_PLANE_VERSION = "1.20"
+OLDEST_VERSION = "1.20"
 SCHEMA_PACKAGE = "kubernetes_validate"
 SCHEMA_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
 
@@ -27,7 +28,7 @@ def schema_releases() -> tuple[str, ...]:
 
 
 def supported_versions() -> tuple[str, ...]:
-    return (TEST_CONTROL_PLANE_VERSION, *schema_releases())
+    return (OLDEST_VERSION, *schema_releases())
 
 
 def schema_root() -> Path:

@@ -50,9 +50,14 @@ if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sour
 fi
 log "apt-get update"
 $SUDO apt-get update -qq
-log "installing golang-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch"
+log "installing golang-1.19-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch"
 $SUDO apt-get install -y -qq --no-install-recommends \
-  golang-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch >/dev/null
+  golang-1.19-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch >/dev/null
+# Kubernetes 1.20 builds with Go 1.19 only: a machine's newer Go (often first on PATH) refuses
+# the linkname uses in its vendored code. Chosen explicitly, whatever else PATH holds.
+GO119=/usr/lib/go-1.19/bin
+[[ -x "$GO119/go" ]] || { log "Go 1.19 is missing at $GO119"; exit 1; }
+export PATH="$GO119:$PATH" GOTOOLCHAIN=local
 
 WORK="$CACHE/build"
 rm -rf "$WORK"

@@ -42,12 +42,17 @@ def backends(which: str) -> Iterator[list[Backend]]:
     from reconcile.cluster.kubeconfig import load_connection
     from reconcile.cluster.live import LiveCluster
     from reconcile.cluster.memory import MemoryCluster
-    from reconcile.cluster.memory.releases import TEST_CONTROL_PLANE_VERSION
-    from tests.support.controlplane import ADMIN_USER, TESTED_USER, ControlPlane, build
+    from tests.support.controlplane import (
+        ADMIN_USER,
+        CURRENT_RELEASE,
+        TESTED_USER,
+        ControlPlane,
+        build,
+    )
 
     found: list[Backend] = []
     if which in ("memory", "both"):
-        store = MemoryCluster(kubernetes_version=TEST_CONTROL_PLANE_VERSION)
+        store = MemoryCluster(kubernetes_version=CURRENT_RELEASE)
         found.append(Backend("memory", cluster=store.with_own_stats(), admin=store))
     plane = None
     if which in ("live", "both"):

@@ -1,7 +1,13 @@
-"""Fixtures shared by every tier: the real control plane, the two backends, namespaces.
+"""Fixtures shared by every tier: the real control planes, the two backends, namespaces.
 
 The real control plane tier is never skipped unless RECONCILE_SKIP_CONTROL_PLANE=1 is set
 explicitly, and never in CI (CI=true makes that variable an error).
+
+Releases: every test on the real API server runs on the current release (1.37). A test that
+holds where the oldest supported release (1.20) behaves differently says so with
+`@pytest.mark.releases("1.37", "1.20", why="...")`; it then runs on each release named, on both
+backends (the in-process cluster behaving as the same release). `RECONCILE_TEST_RELEASES=1.20`
+(a comma-separated list) runs only the cases of those releases.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from reconcile.secret_values import SEEN
 from tests.support.backends import Backend
 from tests.support.controlplane import (
     ADMIN_USER,
+    CURRENT_RELEASE,
+    RELEASES,
     TESTED_USER,
     ControlPlane,
     ControlPlaneError,
@@ -41,19 +49,102 @@ def _skip_requested() -> bool:
     return os.environ.get(SKIP_VARIABLE, "") not in ("", "0")
 
 
+class ControlPlanes:
+    """The session's control planes, started on first use: a test process that meets no 1.20
+    test starts no 1.20 server."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, ControlPlane] = {}
+
+    def get(self, release: str) -> ControlPlane:
+        if release not in self.started:
+            plane: ControlPlane | None = None
+            try:
+                plane = ControlPlane(build(release), release)
+                plane.start()
+            except (ControlPlaneError, OSError) as exc:
+                pytest.fail(
+                    f"the real control plane ({release}) could not be started: {exc}",
+                    pytrace=False,
+                )
+            self.started[release] = plane
+        return self.started[release]
+
+    def stop(self) -> None:
+        for plane in self.started.values():
+            plane.stop()
+
+
 @pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
+def control_planes() -> Iterator[ControlPlanes]:
     if _skip_requested():
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"{SKIP_VARIABLE} is set but CI never skips the control plane tier")
         pytest.skip(f"{SKIP_VARIABLE}=1: the real control plane tier is opted out")
-    try:
-        plane = ControlPlane(build())
-        plane.start()
-    except (ControlPlaneError, OSError) as exc:
-        pytest.fail(f"the real control plane could not be started: {exc}", pytrace=False)
-    yield plane
-    plane.stop()
+    planes = ControlPlanes()
+    yield planes
+    planes.stop()
+
+
+@pytest.fixture
+def kube_release(request: pytest.FixtureRequest) -> str:
+    """The Kubernetes release this case runs on (see the module docstring)."""
+    return str(getattr(request, "param", CURRENT_RELEASE))
+
+
+@pytest.fixture
+def control_plane(control_planes: ControlPlanes, kube_release: str) -> ControlPlane:
+    return control_planes.get(kube_release)
+
+
+def _test_releases(definition: pytest.Function) -> tuple[str, ...]:
+    marker = definition.get_closest_marker("releases")
+    if marker is None:
+        return (CURRENT_RELEASE,)
+    unknown = [r for r in marker.args if r not in RELEASES]
+    if unknown or not marker.args or not marker.kwargs.get("why"):
+        raise pytest.UsageError(
+            f"{definition.nodeid}: @pytest.mark.releases takes releases of {RELEASES} and why="
+        )
+    return tuple(marker.args)
+
+
+def _selected_releases() -> tuple[str, ...]:
+    wanted = os.environ.get("RECONCILE_TEST_RELEASES", "")
+    return tuple(r.strip() for r in wanted.split(",") if r.strip()) or RELEASES
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Backends and releases as parameters: `[memory]` and `[live]` on the current release;
+    `[memory-1.20]`, `[live-1.20]`... where a test names its releases."""
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "backend",
+            ["memory", pytest.param("live", marks=pytest.mark.controlplane)],
+            indirect=True,
+        )
+    releases = _test_releases(metafunc.definition)
+    if releases != (CURRENT_RELEASE,) and "kube_release" in metafunc.fixturenames:
+        metafunc.parametrize("kube_release", releases, indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """RECONCILE_TEST_RELEASES=1.20 keeps only the cases of the releases it names."""
+    selected = _selected_releases()
+    if selected == RELEASES:
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if "kube_release" not in getattr(item, "fixturenames", ()):
+            kept.append(item)
+            continue
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec else {}
+        (kept if params.get("kube_release", CURRENT_RELEASE) in selected else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def _live(plane: ControlPlane, user: str) -> LiveCluster:
@@ -61,14 +152,13 @@ def _live(plane: ControlPlane, user: str) -> LiveCluster:
     return LiveCluster(connection.configuration)
 
 
-@pytest.fixture(params=["memory", pytest.param("live", marks=pytest.mark.controlplane)])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+@pytest.fixture
+def backend(request: pytest.FixtureRequest, kube_release: str) -> Iterator[Backend]:
     if request.param == "memory":
         from reconcile.cluster.memory import MemoryCluster
-        from reconcile.releases import TEST_CONTROL_PLANE_VERSION
 
-        # the release of the test control plane, so both backends answer the same contract
-        store = MemoryCluster(kubernetes_version=TEST_CONTROL_PLANE_VERSION)
+        # the release of the control plane, so both backends answer the same contract
+        store = MemoryCluster(kubernetes_version=kube_release)
         yield Backend("memory", cluster=store.with_own_stats(), admin=store)
         return
     plane: ControlPlane = request.getfixturevalue("control_plane")

@@ -67,6 +67,8 @@ class Context:
     strategy: ApplyStrategy = CLIENT_SIDE
     # False once the run saw the parent's schema drop status.observedGeneration
     stamp_generation: bool = True
+    # the parent's CRD schema: what of the hook's status the server keeps (None: all of it)
+    status_schema: Mapping[str, Any] | None = None
 
     @property
     def namespaced(self) -> bool:
@@ -341,7 +343,9 @@ def _child_actions(
 
 
 def status_action(ctx: Context, status: dict[str, Any] | None) -> Action | None:
-    new_status = status_to_write(status or {}, ctx.parent, stamp=ctx.stamp_generation)
+    new_status = status_to_write(
+        status or {}, ctx.parent, stamp=ctx.stamp_generation, schema=ctx.status_schema
+    )
     if new_status is None:
         return None
     after = json_copy(ctx.parent)

@@ -151,6 +151,7 @@ class CompositeKind(ControllerKind[ParentWork]):
             resolved.children,
             self.executor.strategy,
             stamp_generation=self.env.stamps_generation(resolved.parent),
+            status_schema=self.env.parent_schema(resolved.parent),
         )
         if resolved.revisions is not None and work.mode is Mode.SYNC:
             self._sync_rolling(ctx, resolved.revisions, result)
@@ -178,6 +179,7 @@ class CompositeKind(ControllerKind[ParentWork]):
         response = self._call(hook, request, result)
         sync = parse_sync_response(response, hook.name, strict=hook.strict)
         result.resync_after = sync.resync_after
+        self.env.note_dropped_status(ctx.parent_resource, self.name, sync.status)
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
         result.waits = plan.waits
         self.executor.execute(plan.actions, result.actions, together=True)
@@ -239,6 +241,7 @@ class CompositeKind(ControllerKind[ParentWork]):
         result.rollout = rollout.summary
         response = rollout_response(rollout, responses)
         result.resync_after = response.resync_after
+        self.env.note_dropped_status(ctx.parent_resource, self.name, response.status)
         children_plan = plan_parent(
             replace(ctx, child_types=apply_child_types(ctx.child_types)),
             Mode.SYNC,

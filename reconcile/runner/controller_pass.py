@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
@@ -21,6 +21,7 @@ from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import Shard
 from reconcile.engine.responses import ParentError
+from reconcile.engine.status import OBSERVED_GENERATION, pruned_status, schema_keeps
 from reconcile.hooks import HookCaller, HookError
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
@@ -28,7 +29,7 @@ from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole
 from reconcile.runner.progress import NoProgress, Progress
-from reconcile.runner.resolving import ControllerError, status_keeps_generation
+from reconcile.runner.resolving import ControllerError, parent_schema
 from reconcile.runner.snapshot import Snapshot
 
 Work = TypeVar("Work")
@@ -50,21 +51,37 @@ class PassEnv:
     budget: Budget = field(default_factory=Budget)
     shard: Shard = field(default_factory=Shard)
     progress: Progress = field(default_factory=NoProgress)
-    # per parent group/resource: whether its status schema keeps observedGeneration (per run)
-    keeps_generation: dict[str, bool] = field(default_factory=dict)
+    # per parent group/resource: its CRD version's schema, read once a run (None: built-in, or
+    # not readable)
+    parent_schemas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     # what becomes of a parent's result once it is done: kept whole, or its actions' content
     # stowed out of memory for the report (report/spool.py)
     stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
 
+    def parent_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
+        """The schema a parent's status write is kept by (`resolving.parent_schema`)."""
+        key = resource.group_resource
+        if key not in self.parent_schemas:
+            schema = parent_schema(self.cluster, resource)
+            self.parent_schemas[key] = schema
+            if not schema_keeps(schema, ("status", OBSERVED_GENERATION)):
+                self.executor.note_dropped_generation(key)
+        return self.parent_schemas[key]
+
     def stamps_generation(self, resource: ResourceInfo) -> bool:
         """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
         and no status write of this run saw it dropped."""
-        key = resource.group_resource
-        if key not in self.keeps_generation:
-            self.keeps_generation[key] = status_keeps_generation(self.cluster, resource)
-            if not self.keeps_generation[key]:
-                self.executor.note_dropped_generation(key)
-        return self.keeps_generation[key] and key not in self.executor.drops_generation
+        keeps = schema_keeps(self.parent_schema(resource), ("status", OBSERVED_GENERATION))
+        return keeps and resource.group_resource not in self.executor.drops_generation
+
+    def note_dropped_status(
+        self, resource: ResourceInfo, controller: str, status: Mapping[str, Any] | None
+    ) -> None:
+        """Say once a run which fields of a hook's status the parent's schema has no place
+        for: the server would drop them, so they are not written (nor compared)."""
+        _, dropped = pruned_status(status or {}, self.parent_schema(resource))
+        if dropped:
+            self.executor.note_dropped_status(resource.group_resource, controller, dropped)
 
 
 class Refused(Exception):

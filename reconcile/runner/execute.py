@@ -199,6 +199,16 @@ class Executor:
             "would add; it is not written"
         )
 
+    def note_dropped_status(self, group_resource: str, controller: str, paths: list[str]) -> None:
+        """Fields of a hook's status that the parent's schema has no place for (said once a
+        run per controller and fields)."""
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        self.schema_notes.add(
+            f"{group_resource}: the status schema has no place for {shown}, which "
+            f"{controller}'s hook returns; the API server would drop them, so they are not "
+            "written"
+        )
+
     def close(self) -> None:
         """Let the writers' threads go (the run is over)."""
         with self._pool_lock:

@@ -121,6 +121,7 @@ class _ParentSync:
             kind.resolved.outputs,
             env.executor.strategy,
             stamp_generation=env.stamps_generation(kind.resolved.parent),
+            status_schema=env.parent_schema(kind.resolved.parent),
         )
         self.result = result
 

@@ -3,10 +3,12 @@ is the controller's, not the run's: the other controllers go on."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import ResourceInfo
-from reconcile.engine.status import schema_keeps
 
 
 class ControllerError(Exception):
@@ -45,22 +47,24 @@ def within_parent_scope(where: str, field: str, parent: ResourceInfo, owned: Res
         )
 
 
-def status_keeps_generation(cluster: Cluster, resource: ResourceInfo) -> bool:
-    """Whether the parent's status schema keeps `observedGeneration` (its CRD's schema for the
-    served version); True for a built-in parent, and when the CRD cannot be read (the run then
-    learns it from its first status write)."""
+def parent_schema(cluster: Cluster, resource: ResourceInfo) -> Mapping[str, Any] | None:
+    """The parent's schema (its CRD's `openAPIV3Schema` for the served version), which says
+    what of a status write the API server keeps; None for a built-in parent, and when the CRD
+    cannot be read (the run then learns from its first status write)."""
     if not resource.group or "." not in resource.group:
-        return True
+        return None
     name = f"{resource.resource}.{resource.group}"
     try:  # a LIST of one, so that a converged pass stays LISTs only
         crds = cluster.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
         found = cluster.list(crds, field_selector=f"metadata.name={name}").items
     except ApiError:
-        return True
+        return None
     if not found:
-        return True
-    crd = found[0]
-    versions = (crd.get("spec") or {}).get("versions") or []
+        return None
+    spec = found[0].get("spec") or {}
+    if spec.get("preserveUnknownFields") is True:
+        return None  # a CRD made as v1beta1 keeps every field it is given
+    versions = spec.get("versions") or []
     version = next((v for v in versions if v.get("name") == resource.version), None)
     schema = ((version or {}).get("schema") or {}).get("openAPIV3Schema")
-    return schema_keeps(schema, ("status", "observedGeneration"))
+    return schema if isinstance(schema, Mapping) else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,8 @@ class RunLoop:
             workers=max(1, settings.workers),
         )
         self.clock = clock
-        self._keeps_generation: dict[str, bool] = {}  # per parent resource, read once a run
+        # per parent resource, read once a run
+        self._parent_schemas: dict[str, Mapping[str, Any] | None] = {}
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
         self.sleep = sleep or self.budget.sleep
 
@@ -352,7 +353,7 @@ class RunLoop:
             self.budget,
             self.settings.shard,
             self.progress or NoProgress(),
-            self._keeps_generation,
+            self._parent_schemas,
             self.keeper.stow,
         )
         env.progress.new_pass(number)

@@ -1,8 +1,13 @@
-"""Built-in objects written the way people write them, and what kube-apiserver 1.20 (the test
-control plane) stored for each, server-set values abstracted (`comparable`)."""
+"""Built-in objects written the way people write them, and what kube-apiserver stored for each,
+server-set values abstracted (`comparable`): 1.20's here beside each object, 1.37's in
+`builtin_zoo_1_37.json` (in the same order, as a real 1.37 API server answered; that release
+defaults more: Services' IP families and traffic policy, StatefulSets' PVC retention, Jobs'
+completion mode and selector labels, no `creationTimestamp: null` in templates)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 Obj = dict[str, Any]
@@ -509,3 +514,12 @@ ZOO: list[tuple[Obj, Obj]] = [
         },
     ),
 ]
+
+
+def stored_by(release: str) -> list[Obj]:
+    """What `release` stored for each object of `ZOO`, in its order."""
+    if release == "1.20":
+        return [stored for _, stored in ZOO]
+    path = Path(__file__).with_name(f"builtin_zoo_{release.replace('.', '_')}.json")
+    found: list[Obj] = json.loads(path.read_text())
+    return found

@@ -1,6 +1,7 @@
 """The `Cluster` contract for built-in kinds, on the real API server and on the memory backend
-(which behaves as the test control plane's release here): the defaults stored, the objects a
-real server refuses and the fields it keeps immutable."""
+(behaving as the same release), on each release tested: the defaults stored, the objects a
+real server refuses and the fields it keeps immutable. A refusal's phrases are the same on every
+release unless a case gives them by release (`{"1.20": [...], "1.37": [...]}`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ import pytest
 
 from reconcile.cluster import ApiError, BadRequest, Invalid
 from reconcile.cluster.types import Obj
-from tests.contract.builtin_zoo import ZOO
+from tests.contract.builtin_zoo import ZOO, stored_by
 from tests.support.backends import Backend
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="defaults, refusals and their words differ between releases; --local models each",
+)
 
 SERVER_SET = ("managedFields", "uid", "resourceVersion", "creationTimestamp", "selfLink")
 
@@ -53,12 +61,19 @@ def update(backend: Backend, obj: Obj, change: Any) -> Obj:
 
 
 @pytest.mark.parametrize(
-    ("written", "stored"), ZOO, ids=[f"{w['kind']}-{w['metadata']['name']}" for w, _ in ZOO]
+    ("index", "written"),
+    enumerate(w for w, _ in ZOO),
+    ids=[f"{w['kind']}-{w['metadata']['name']}" for w, _ in ZOO],
 )
 def test_built_in_objects_are_stored_with_the_servers_defaults(
-    backend: Backend, namespace: str, written: Obj, stored: Obj
+    backend: Backend, namespace: str, kube_release: str, index: int, written: Obj
 ) -> None:
+    stored = stored_by(kube_release)[index]
     assert comparable(create(backend, namespace, written)) == stored
+
+
+def phrases_of(phrases: list[str] | dict[str, list[str]], release: str) -> list[str]:
+    return phrases[release] if isinstance(phrases, dict) else phrases
 
 
 def pod(**spec: Any) -> Obj:
@@ -133,7 +148,16 @@ REFUSED = [
     pytest.param(
         deployment({"matchLabels": {"app": "other"}}),
         Invalid,
-        ["spec.template.metadata.labels", "`selector` does not match template `labels`"],
+        {
+            "1.20": [
+                'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: '
+                "`selector` does not match template `labels`"
+            ],
+            "1.37": [
+                'spec.template.metadata.labels: Invalid value: {"app":"web"}: '
+                "`selector` does not match template `labels`"
+            ],
+        },
         id="deployment-selector-mismatch",
     ),
     pytest.param(
@@ -184,7 +208,10 @@ REFUSED = [
             "metadata": {"name": "big", "annotations": {"a": "x" * (256 * 1024)}},
         },
         Invalid,
-        ["metadata.annotations: Too long: must have at most 262144 bytes"],
+        {
+            "1.20": ["metadata.annotations: Too long: must have at most 262144 bytes"],
+            "1.37": ["metadata.annotations: Too long: may not be more than 262144 bytes"],
+        },
         id="annotations-over-256KiB",
     ),
     pytest.param(
@@ -205,11 +232,16 @@ REFUSED = [
 
 @pytest.mark.parametrize(("obj", "error", "phrases"), REFUSED)
 def test_invalid_built_in_objects_are_refused(
-    backend: Backend, namespace: str, obj: Obj, error: type[ApiError], phrases: list[str]
+    backend: Backend,
+    namespace: str,
+    kube_release: str,
+    obj: Obj,
+    error: type[ApiError],
+    phrases: list[str] | dict[str, list[str]],
 ) -> None:
     with pytest.raises(error) as refused:
         create(backend, namespace, obj)
-    for phrase in phrases:
+    for phrase in phrases_of(phrases, kube_release):
         assert phrase in refused.value.message
 
 
@@ -250,18 +282,32 @@ IMMUTABLE = [
         pod(),
         "spec.containers.0.command",
         ["sh"],
-        [
-            "pod updates may not change fields other than `spec.containers[*].image`, "
-            "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` "
-            "(only additions to existing tolerations)"
-        ],
+        {
+            "1.20": [
+                "pod updates may not change fields other than `spec.containers[*].image`, "
+                "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or "
+                "`spec.tolerations` (only additions to existing tolerations)"
+            ],
+            "1.37": [
+                "pod updates may not change fields other than `spec.containers[*].image`,"
+                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+                "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                "(allow it to be set to 1 if it was previously negative)"
+            ],
+        },
         id="pod",
     ),
     pytest.param(
         deployment({"matchLabels": {"app": "web"}}, labels={"app": "web", "tier": "x"}),
         "spec.selector",
         {"matchLabels": {"app": "web", "tier": "x"}},
-        ["spec.selector", "field is immutable"],
+        {
+            "1.20": ["spec.selector", "field is immutable"],
+            "1.37": [
+                'spec.selector: Invalid value: {"matchLabels":{"app":"web","tier":"x"}}: '
+                "field is immutable"
+            ],
+        },
         id="deployment-selector",
     ),
     pytest.param(
@@ -275,7 +321,12 @@ IMMUTABLE = [
         service({"port": 80}),
         "spec.clusterIP",
         "10.0.0.250",
-        ['spec.clusterIPs[0]: Invalid value: []string{"10.0.0.250"}: may not change once set'],
+        {
+            "1.20": [
+                'spec.clusterIPs[0]: Invalid value: []string{"10.0.0.250"}: may not change once set'
+            ],
+            "1.37": ['spec.clusterIPs[0]: Invalid value: ["10.0.0.250"]: may not change once set'],
+        },
         id="service-cluster-ip",
     ),
     pytest.param(
@@ -303,12 +354,18 @@ IMMUTABLE = [
 
 @pytest.mark.parametrize(("obj", "path", "value", "phrases"), IMMUTABLE)
 def test_immutable_fields_are_refused(
-    backend: Backend, namespace: str, obj: Obj, path: str, value: Any, phrases: list[str]
+    backend: Backend,
+    namespace: str,
+    kube_release: str,
+    obj: Obj,
+    path: str,
+    value: Any,
+    phrases: list[str] | dict[str, list[str]],
 ) -> None:
     created = create(backend, namespace, obj)
     with pytest.raises(Invalid) as refused:
         update(backend, created, set_path(path, value))
-    for phrase in phrases:
+    for phrase in phrases_of(phrases, kube_release):
         assert phrase in refused.value.message
 
 

@@ -1,13 +1,21 @@
-"""A real control plane for the tests: etcd + kube-apiserver + kube-controller-manager.
+"""A real control plane for the tests: etcd + kube-apiserver + kube-controller-manager, of
+one of two Kubernetes releases:
 
-The binaries come from `scripts/build-control-plane.sh` (Debian packages, cached outside the
-checkout). `ControlPlane.start()` gives each component its own free loopback ports, writes a
-kubeconfig with two token users, and waits until the API server is ready:
+- `CURRENT_RELEASE` (1.37): built from the Go module proxy by
+  `scripts/build-control-plane-current.sh`; the whole suite runs on it.
+- `OLDEST_RELEASE` (1.20): built from Debian's source package with Go 1.19 by
+  `scripts/build-control-plane.sh`; tests that hold where the oldest release behaves
+  differently (removed and beta APIs, missing features) say so and run on it too.
+
+Both are cached outside the checkout. `ControlPlane.start()` gives each component its own free
+loopback ports, writes a kubeconfig with two token users, and waits until the API server is
+ready:
 
 - `admin`: what the tests use to set things up and to play the kubelet;
 - `reconcile`: what the code under test uses, so the audit log can tell its requests apart.
 
-Run by hand: `python -m tests.support.controlplane` starts one and prints its kubeconfig.
+Run by hand: `python -m tests.support.controlplane [1.20|1.37]` starts one and prints its
+kubeconfig.
 """
 
 from __future__ import annotations
@@ -34,7 +42,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD_SCRIPT = ROOT / "scripts" / "build-control-plane.sh"
+CURRENT_RELEASE = "1.37"
+OLDEST_RELEASE = "1.20"
+RELEASES = (CURRENT_RELEASE, OLDEST_RELEASE)
+BUILD_SCRIPTS = {
+    CURRENT_RELEASE: ROOT / "scripts" / "build-control-plane-current.sh",
+    OLDEST_RELEASE: ROOT / "scripts" / "build-control-plane.sh",
+}
 ADMIN_USER = "admin"
 TESTED_USER = "reconcile"
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -73,16 +87,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def build() -> Path:
-    """Build (or find cached) binaries; returns the directory holding them."""
-    if not BUILD_SCRIPT.exists():
-        raise ControlPlaneError(f"{BUILD_SCRIPT} is missing")
-    result = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False
-    )
+def build(release: str = CURRENT_RELEASE) -> Path:
+    """Build (or find cached) binaries of `release`; returns the directory holding them."""
+    script = BUILD_SCRIPTS.get(release)
+    if script is None:
+        raise ControlPlaneError(f"no control plane of release {release!r}; have {RELEASES}")
+    if not script.exists():
+        raise ControlPlaneError(f"{script} is missing")
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise ControlPlaneError(
-            f"building the control plane failed (exit {result.returncode}):\n"
+            f"building the {release} control plane failed (exit {result.returncode}):\n"
             + result.stderr[-4000:]
         )
     return Path(result.stdout.strip().splitlines()[-1]) / "bin"
@@ -91,6 +106,7 @@ def build() -> Path:
 @dataclass
 class ControlPlane:
     bin_dir: Path
+    release: str = CURRENT_RELEASE
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="reconcile-cp-")))
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     apiserver_port: int = 0
@@ -155,7 +171,10 @@ class ControlPlane:
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--secure-port={self.apiserver_port}",
-                "--insecure-port=0",
+                *self._oldest_only("--insecure-port=0"),
+                # later releases refuse to publish a loopback address as the `kubernetes`
+                # Service's endpoint; nothing here reaches the API server through it
+                *self._current_only("--endpoint-reconciler-type=none"),
                 f"--cert-dir={w / 'certs'}",
                 f"--token-auth-file={w / 'tokens.csv'}",
                 "--authorization-mode=RBAC",
@@ -181,13 +200,21 @@ class ControlPlane:
                 # namespace stays Terminating, swept again and again by the namespace controller.
                 "--controllers=garbagecollector,namespace,clusterrole-aggregation,statefulset,"
                 "pvc-protection",
-                "--port=0",
+                *self._oldest_only("--port=0"),
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--concurrent-gc-syncs=10",
                 "--v=0",
             ],
         )
+
+    def _oldest_only(self, flag: str) -> tuple[str, ...]:
+        """A flag 1.20 needs (to close an insecure port it opens by default) and later
+        releases removed along with that port."""
+        return (flag,) if self.release == OLDEST_RELEASE else ()
+
+    def _current_only(self, flag: str) -> tuple[str, ...]:
+        return () if self.release == OLDEST_RELEASE else (flag,)
 
     @contextlib.contextmanager
     def more_controllers(self, *names: str) -> Iterator[None]:
@@ -201,7 +228,7 @@ class ControlPlane:
                 str(self.bin_dir / "kube-controller-manager"),
                 f"--kubeconfig={self.workdir / 'controller-manager.kubeconfig'}",
                 f"--controllers={','.join(names)}",
-                "--port=0",
+                *self._oldest_only("--port=0"),
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--v=0",
@@ -356,7 +383,8 @@ class ControlPlane:
 
 
 def main() -> int:
-    plane = ControlPlane(build())
+    release = sys.argv[1] if len(sys.argv) > 1 else CURRENT_RELEASE
+    plane = ControlPlane(build(release), release)
     plane.start()
     print(f"export KUBECONFIG={plane.kubeconfig}  # contexts: {ADMIN_USER}, {TESTED_USER}")
     print("Ctrl-C stops it.", flush=True)

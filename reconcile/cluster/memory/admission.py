@@ -33,7 +33,9 @@ class BuiltinAdmission:
             note_allocations(list(services), self.context)
         rules.default(body, self.context)
         rules.on_create(body)
-        v.raise_invalid(info, name, _merged(schema_errors, rules.errors(body)))
+        v.raise_invalid(
+            info, name, _merged(schema_errors, rules.errors(body)), minor=self.release.minor
+        )
 
     def update(self, info: ResourceInfo, stored: Obj, body: Obj, name: str) -> None:
         rules = kinds.rules_for(info.group_resource)
@@ -42,14 +44,14 @@ class BuiltinAdmission:
         rules.default(body, self.context)
         rules.after_update(stored, body)
         errors = rules.errors(body) + rules.update_errors(stored, body, self.release.minor)
-        v.raise_invalid(info, name, _merged(schema_errors, errors))
+        v.raise_invalid(info, name, _merged(schema_errors, errors), minor=self.release.minor)
 
     def created(self, info: ResourceInfo, body: Obj) -> None:
         """What the create strategy sets once the object has its uid."""
         kinds.rules_for(info.group_resource).created(body, self.release.minor)
 
     def initial_status(self, info: ResourceInfo, body: Obj) -> Obj:
-        return kinds.rules_for(info.group_resource).initial_status(body)
+        return kinds.rules_for(info.group_resource).initial_status(body, self.release.minor)
 
     def _decode(self, info: ResourceInfo, body: Obj, name: str) -> list[v.FieldError]:
         """Decode in place; returns the schema's field errors (refused with the others)."""

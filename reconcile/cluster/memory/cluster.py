@@ -226,7 +226,12 @@ class MemoryCluster:
                 body["metadata"]["namespace"] = namespace
             name = name_of_body(body)
             if not name:
-                v.raise_invalid(info, "", [v.required("metadata.name", "name is required")])
+                v.raise_invalid(
+                    info,
+                    "",
+                    [v.required("metadata.name", "name is required")],
+                    minor=self.release.minor,
+                )
             if info.namespaced:
                 self._writes.check_namespace(info, namespace, name)
             stored = self._store.get(
@@ -265,7 +270,7 @@ class MemoryCluster:
                 errors = apply_schema(
                     self._writes.schema(info), new, self.release.minor, old=stored
                 )
-                v.raise_invalid(info, name_of_body(body), errors)
+                v.raise_invalid(info, name_of_body(body), errors, minor=self.release.minor)
             self._writes.track(info, stored, new, self._write(subresource="status"))
             if new == stored:
                 return self._out(info, stored)

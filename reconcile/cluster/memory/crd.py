@@ -125,7 +125,7 @@ def validate(
         ):
             if new_value != old_value:
                 errors.append(v.invalid_value(field, new_value, "field is immutable"))
-    v.raise_invalid(crd_resource, name, errors)
+    v.raise_invalid(crd_resource, name, errors, minor=minor)
 
 
 def _version_errors(spec: dict[str, Any], minor: int | None) -> list[v.FieldError]:

@@ -123,7 +123,7 @@ def _metadata_errors(meta: dict[str, Any], where: str, words: FieldWording) -> l
             for problem in v.dns1123_label_errors(namespace)
         ]
     maps = {key: meta[key] for key in _STRING_MAPS if key in meta}
-    errors += [_moved(error, where) for error in v.metadata_errors(maps)]
+    errors += [_moved(error, where) for error in v.metadata_errors(maps, words.minor)]
     errors += [
         _moved(error, where) for error in v.owner_reference_errors(meta.get("ownerReferences"))
     ]

@@ -20,8 +20,8 @@ from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.gofmt import go_float, go_json, go_quote, go_sharp
 
 TYPED_ERRORS_SINCE = 24
-TOO_LONG_IN_BYTES_SINCE = 32
-JSON_VALUES_SINCE = 34
+TOO_LONG_IN_BYTES_SINCE = v.TOO_LONG_IN_BYTES_SINCE
+JSON_VALUES_SINCE = v.JSON_VALUES_SINCE
 
 
 @dataclass(frozen=True)

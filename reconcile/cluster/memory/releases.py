@@ -2,9 +2,9 @@
 schemas it checks built-in kinds against and the defaults it applies (`defaults` asks
 `Release.minor`).
 
-1.20 is the release of the test control plane, kept so the contract suite can hold both backends
-to the same answers; its built-in kinds are checked against the oldest schemas installed (1.25).
-Every release from 1.25 on comes with its own schemas.
+1.20 is the oldest release modelled, held by the contract suite to a real 1.20 API server; its
+built-in kinds are checked against the oldest schemas installed (1.25). Every release from 1.25
+on comes with its own schemas; the newest (the default) is held to a real API server too.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from reconcile.cluster.memory.openapi import ReleaseSchemas, release_schemas
 from reconcile.cluster.types import ResourceInfo
 from reconcile.releases import (
     DEFAULT_VERSION,
-    TEST_CONTROL_PLANE_VERSION,
+    OLDEST_VERSION,
     schema_releases,
     supported_versions,
 )
@@ -48,7 +48,7 @@ def release(version: str | None = None) -> Release:
             + ", ".join(supported_versions())
         )
     minor = int(wanted.split(".")[1])
-    if wanted == TEST_CONTROL_PLANE_VERSION:
+    if wanted == OLDEST_VERSION:
         return Release(wanted, minor, release_schemas(schema_releases()[0]), RESOURCES_1_20)
     schemas = release_schemas(wanted)
     served: dict[str, ResourceInfo] = {}

@@ -82,16 +82,20 @@ class FieldError:
             "Too many": "FieldValueTooMany",
         }.get(self.type, "FieldValueInvalid")
 
-    def body(self) -> str:
+    def body(self, minor: int | None = None) -> str:
+        """The error's text as release 1.`minor` prints it (None: as 1.20 did)."""
         text = self.type
         if self.has_value:
-            text += f": {_go_value(self.value)}"
+            text += f": {_go_value(self.value, minor)}"
         if self.detail:
             text += f": {self.detail}"
         return text
 
+    def text(self, minor: int | None = None) -> str:
+        return f"{self.field}: {self.body(minor)}"
+
     def __str__(self) -> str:
-        return f"{self.field}: {self.body()}"
+        return self.text()
 
 
 def invalid_value(field: str, value: Any, detail: str) -> FieldError:
@@ -115,10 +119,31 @@ class GoLiteral(str):
     """A value already written as Go prints it in a field error."""
 
 
-def _go_value(value: Any) -> str:
-    """Roughly how Go's `%#v` / `%q` print the offending value in field errors."""
+# From 1.32 (apimachinery 51cdbebd) `field.TooLong` says "may not be more than N bytes" where
+# it said "must have at most N bytes"; from 1.34, "1 byte".
+TOO_LONG_IN_BYTES_SINCE = 32
+
+
+def too_long_bytes(field: str, limit: int, minor: int | None) -> FieldError:
+    """`field.TooLong(field, "", limit)` as release 1.`minor` words it (None: 1.20)."""
+    if minor is None or minor < TOO_LONG_IN_BYTES_SINCE:
+        return FieldError(field, "Too long", f"must have at most {limit} bytes")
+    unit = "byte" if limit == 1 and minor >= JSON_VALUES_SINCE else "bytes"
+    return FieldError(field, "Too long", f"may not be more than {limit} {unit}")
+
+
+# From 1.34 (apimachinery c58e197e, "Nicer value rendering in API errors") a list or map is
+# printed as JSON where it was Go's `%#v` (`[]string{"a"}`, `map[string]string{"k":"v"}`).
+JSON_VALUES_SINCE = 34
+
+
+def _go_value(value: Any, minor: int | None = None) -> str:
+    """Roughly how Go's `%#v` / `%q` (or, from 1.34, JSON) print the offending value in field
+    errors."""
     if isinstance(value, GoLiteral):
         return str(value)
+    if minor is not None and minor >= JSON_VALUES_SINCE and isinstance(value, list | dict):
+        return _compact_json(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, bool):
@@ -135,23 +160,40 @@ def _go_value(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _compact_json(value: Any) -> str:
+    """`json.Marshal`'s text: a map's keys sorted (a Go map), other objects as written (a Go
+    struct's fields in their declared order, which the body's order follows)."""
+    if isinstance(value, dict):
+        keys = sorted(value) if all(isinstance(v, str) for v in value.values()) else list(value)
+        return "{" + ",".join(f"{json.dumps(k)}:{_compact_json(value[k])}" for k in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_compact_json(item) for item in value) + "]"
+    return json.dumps(value, default=str)
+
+
 def qualified_kind(resource: ResourceInfo) -> str:
     """`Deployment.apps`, `ConfigMap`: how `NewInvalid` names the kind."""
     return f"{resource.kind}.{resource.group}" if resource.group else resource.kind
 
 
-def raise_invalid(resource: ResourceInfo, name: str, errors: list[FieldError]) -> None:
-    """Raise one `Invalid` for all `errors` (no-op when there are none)."""
+def raise_invalid(
+    resource: ResourceInfo, name: str, errors: list[FieldError], minor: int | None = None
+) -> None:
+    """Raise one `Invalid` for all `errors` (no-op when there are none), worded as release
+    1.`minor` words them (None: as 1.20 did)."""
     if not errors:
         return
-    aggregate = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(map(str, errors)) + "]"
+    texts = [e.text(minor) for e in errors]
+    aggregate = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     raise Invalid(
         f'{qualified_kind(resource)} "{name}" is invalid: {aggregate}',
         details={
             "name": name,
             "group": resource.group,
             "kind": resource.kind,
-            "causes": [{"reason": e.reason, "message": e.body(), "field": e.field} for e in errors],
+            "causes": [
+                {"reason": e.reason, "message": e.body(minor), "field": e.field} for e in errors
+            ],
         },
     )
 
@@ -254,7 +296,7 @@ def _string_map(meta: dict[str, Any], field: str) -> dict[str, str]:
     return value
 
 
-def metadata_errors(meta: dict[str, Any]) -> list[FieldError]:
+def metadata_errors(meta: dict[str, Any], minor: int | None = None) -> list[FieldError]:
     """Labels, annotation keys, finalizers and owner references (not the name)."""
     errors: list[FieldError] = []
     for key, value in _string_map(meta, "labels").items():
@@ -272,11 +314,7 @@ def metadata_errors(meta: dict[str, Any]) -> list[FieldError]:
             for e in qualified_name_errors(key.lower())
         ]
     if annotations_size(annotations) > ANNOTATIONS_LIMIT:
-        errors.append(
-            FieldError(
-                "metadata.annotations", "Too long", f"must have at most {ANNOTATIONS_LIMIT} bytes"
-            )
-        )
+        errors.append(too_long_bytes("metadata.annotations", ANNOTATIONS_LIMIT, minor))
     finalizers = meta.get("finalizers")
     if finalizers is not None:
         if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):

@@ -94,9 +94,16 @@ class WritePath:
         if group_resource == builtin.CRDS:
             crd.apply_defaults(body)
             crd.validate(info, body, minor=self.release.minor)
-            v.raise_invalid(info, name, v.metadata_errors(meta))
+            v.raise_invalid(
+                info, name, v.metadata_errors(meta, self.release.minor), minor=self.release.minor
+            )
         else:
-            v.raise_invalid(info, name, v.name_errors(info, name) + v.metadata_errors(meta))
+            v.raise_invalid(
+                info,
+                name,
+                v.name_errors(info, name) + v.metadata_errors(meta, self.release.minor),
+                minor=self.release.minor,
+            )
             if self._is_builtin(group_resource):
                 services = (obj for _, obj in self.store.items("services"))
                 self.admission.create(info, body, name, services)
@@ -113,7 +120,12 @@ class WritePath:
             else:
                 body["status"] = self.admission.initial_status(info, body)
         if self.registry.is_custom(group_resource):
-            v.raise_invalid(info, name, apply_schema(self.schema(info), body, self.release.minor))
+            v.raise_invalid(
+                info,
+                name,
+                apply_schema(self.schema(info), body, self.release.minor),
+                minor=self.release.minor,
+            )
         body["apiVersion"] = storage.api_version
         body = fold_string_data(body)  # as the API server stores Secrets
         if (problem := undecodable_data(body)) is not None:
@@ -163,7 +175,10 @@ class WritePath:
             name = self._generated_name(group_resource, namespace, str(meta["generateName"]))
         if not name:
             v.raise_invalid(
-                info, "", [v.required("metadata.name", "name or generateName is required")]
+                info,
+                "",
+                [v.required("metadata.name", "name or generateName is required")],
+                minor=self.release.minor,
             )
         meta["name"] = name
         return namespace, name
@@ -197,15 +212,15 @@ class WritePath:
                 body["status"] = clone(stored["status"])
             else:
                 body.pop("status", None)
-        errors = v.metadata_errors(meta)
+        errors = v.metadata_errors(meta, self.release.minor)
         if self._is_builtin(group_resource):
-            v.raise_invalid(info, str(meta["name"]), errors)
+            v.raise_invalid(info, str(meta["name"]), errors, minor=self.release.minor)
             self.admission.update(info, stored, body, str(meta["name"]))
         if self.registry.is_custom(group_resource):
             errors += apply_schema(self.schema(info), body, self.release.minor, old=stored)
         if is_deleting(stored):
             errors += v.no_new_finalizers(finalizers_of(stored), finalizers_of(body))
-        v.raise_invalid(info, str(meta["name"]), errors)
+        v.raise_invalid(info, str(meta["name"]), errors, minor=self.release.minor)
         if group_resource == builtin.CRDS:
             crd.apply_defaults(body)
             crd.validate(info, body, stored, minor=self.release.minor)

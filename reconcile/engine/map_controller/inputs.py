@@ -72,6 +72,8 @@ class MapContext:
     strategy: ApplyStrategy = CLIENT_SIDE
     # False once the run saw the parent's schema drop status.observedGeneration
     stamp_generation: bool = True
+    # the parent's CRD schema: what of the aggregated status the server keeps (None: all)
+    status_schema: Mapping[str, Any] | None = None
 
     @property
     def namespaced(self) -> bool:

@@ -102,7 +102,9 @@ def aggregated_status(
 
 def status_action(ctx: MapContext, aggregated: dict[str, Any]) -> Action | None:
     """The parent's status update (`observedGeneration` and the figures), None when the same."""
-    wanted = status_to_write(aggregated, ctx.parent, stamp=ctx.stamp_generation)
+    wanted = status_to_write(
+        aggregated, ctx.parent, stamp=ctx.stamp_generation, schema=ctx.status_schema
+    )
     if wanted is None:
         return None
     after = copy.deepcopy(ctx.parent)

@@ -32,7 +32,7 @@ def _no_errors(*_: Any) -> Errors:
     return []
 
 
-def _no_status(_: Obj) -> Obj:
+def _no_status(_: Obj, __: int) -> Obj:
     return {}
 
 
@@ -51,7 +51,7 @@ class KindRules:
     # refused on update only (stored, updated, minor): fields the server keeps immutable
     update_errors: Callable[[Obj, Obj, int], Errors] = _no_errors
     # the status a create gives the object (its status subresource being ours to set)
-    initial_status: Callable[[Obj], Obj] = _no_status
+    initial_status: Callable[[Obj, int], Obj] = _no_status
     # what the create strategy sets once the object has its uid (object, minor)
     created: Callable[[Obj, int], None] = _nothing
     # a change of metadata.annotations bumps metadata.generation (Deployments)

@@ -41,23 +41,24 @@ def _job(obj: Obj, context: Context) -> None:
         spec.setdefault("completionMode", "NonIndexed")
         spec.setdefault("suspend", False)
     if context.minor >= 29:
+        spec.setdefault("manualSelector", False)
         spec.setdefault(
             "podReplacementPolicy",
             "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed",
         )
-    default_template(spec)
+    default_template(spec, context.minor)
     labels_from_template(obj)
 
 
-def _cronjob(obj: Obj, _: Context) -> None:
+def _cronjob(obj: Obj, context: Context) -> None:
     spec = child(obj, "spec")
     spec.setdefault("concurrencyPolicy", "Allow")
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
     job_template = child(spec, "jobTemplate")
-    template_metadata(job_template)
-    default_template(child(job_template, "spec"))
+    template_metadata(job_template, context.minor)
+    default_template(child(job_template, "spec"), context.minor)
 
 
 def labels_from_template(obj: Obj) -> None:

@@ -36,5 +36,5 @@ NAMESPACES = KindRules(
     default=_namespace,
     on_create=_add_finalizer,
     keep=_keep_finalizers,
-    initial_status=lambda _: {"phase": "Active"},
+    initial_status=lambda _, __: {"phase": "Active"},
 )

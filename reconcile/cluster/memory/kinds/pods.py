@@ -6,8 +6,8 @@ File`, `resources: {}`, ports' `protocol: TCP`, probes' `timeoutSeconds: 1`, `pe
 10`, `successThreshold: 1`, `failureThreshold: 3`, `httpGet.scheme: HTTP`, env `fieldRef.apiVersion:
 v1`; the pod spec's `dnsPolicy: ClusterFirst`, `restartPolicy: Always`, `schedulerName:
 default-scheduler`, `securityContext: {}`, `terminationGracePeriodSeconds: 30`, volumes'
-`defaultMode: 420` and `hostPath.type: ""`; template metadata `creationTimestamp: null`. A Pod
-also: limits copied to missing requests, `enableServiceLinks: true`, `priority: 0`,
+`defaultMode: 420` and `hostPath.type: ""`; template metadata `creationTimestamp: null` (until
+1.34). A Pod also: limits copied to missing requests, `enableServiceLinks: true`, `priority: 0`,
 `preemptionPolicy: PreemptLowerPriority`, tolerations `not-ready`/`unreachable` for 300 s (the
 Priority and DefaultTolerationSeconds admission plugins), `status: {phase: Pending, qosClass}`.
 
@@ -31,6 +31,9 @@ from reconcile.cluster.memory.kinds.base import (
 from reconcile.objects.meta import Obj
 
 ANY_RESTART = ("Always", "OnFailure", "Never")
+# 1.27 (InPlacePodVerticalScaling) lists the fields a pod update may change joined by ","; until
+# then one sentence ended "... or `spec.terminationGracePeriodSeconds` (...)".
+UPDATABLE_FIELDS_JOINED_SINCE = 27
 
 
 def default_pod_spec(spec: Obj) -> None:
@@ -49,14 +52,23 @@ def default_pod_spec(spec: Obj) -> None:
             volume["hostPath"].setdefault("type", "")
 
 
-def template_metadata(template: Obj) -> None:
-    child(template, "metadata").setdefault("creationTimestamp", None)
+# From 1.34 an embedded object's metadata drops a zero `creationTimestamp` (apimachinery marks it
+# `omitzero`); until then every template carried `creationTimestamp: null`.
+ZERO_TIMESTAMP_OMITTED_SINCE = 34
 
 
-def default_template(holder: Obj) -> None:
+def template_metadata(template: Obj, minor: int) -> None:
+    meta = child(template, "metadata")
+    if minor < ZERO_TIMESTAMP_OMITTED_SINCE:
+        meta.setdefault("creationTimestamp", None)
+    elif "creationTimestamp" in meta and meta["creationTimestamp"] is None:
+        del meta["creationTimestamp"]
+
+
+def default_template(holder: Obj, minor: int) -> None:
     """The pod template inside a workload (`holder.template`): its metadata and pod spec."""
     template = child(holder, "template")
-    template_metadata(template)
+    template_metadata(template, minor)
     default_pod_spec(child(template, "spec"))
 
 
@@ -195,18 +207,22 @@ def _pod_update_errors(old_pod: Obj, new_pod: Obj, minor: int) -> Errors:
     removed = any(t not in new_tolerations for t in old_tolerations)
     if comparable(old) == comparable(new) and not removed:
         return []
-    detail = (
-        "pod updates may not change fields other than `spec.containers[*].image`, "
-        "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`"
-    )
+    fields = [
+        "`spec.containers[*].image`",
+        "`spec.initContainers[*].image`",
+        "`spec.activeDeadlineSeconds`",
+        "`spec.tolerations` (only additions to existing tolerations)",
+    ]
     if minor >= 21:
-        detail += (
-            ", `spec.tolerations` (only additions to existing tolerations) or "
+        fields.append(
             "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
             "negative)"
         )
+    if minor >= UPDATABLE_FIELDS_JOINED_SINCE:
+        listed = ",".join(fields)
     else:
-        detail += " or `spec.tolerations` (only additions to existing tolerations)"
+        listed = ", ".join(fields[:-1]) + " or " + fields[-1]
+    detail = f"pod updates may not change fields other than {listed}"
     return [v.forbidden("spec", detail)]
 
 
@@ -214,6 +230,6 @@ PODS = KindRules(
     default=_default_pod,
     errors=lambda pod: pod_spec_errors(spec_of(pod), "spec", ANY_RESTART),
     update_errors=_pod_update_errors,
-    initial_status=lambda pod: {"phase": "Pending", "qosClass": qos_class(spec_of(pod))},
+    initial_status=lambda pod, _: {"phase": "Pending", "qosClass": qos_class(spec_of(pod))},
 )
-PODTEMPLATES = KindRules(default=lambda obj, _: default_template(obj))
+PODTEMPLATES = KindRules(default=lambda obj, context: default_template(obj, context.minor))

@@ -34,11 +34,11 @@ def _network_policy(obj: Obj, _: Context) -> None:
 
 
 HORIZONTALPODAUTOSCALERS = KindRules(
-    default=_hpa, initial_status=lambda _: {"currentReplicas": 0, "desiredReplicas": 0}
+    default=_hpa, initial_status=lambda _, __: {"currentReplicas": 0, "desiredReplicas": 0}
 )
 NETWORKPOLICIES = KindRules(default=_network_policy)
 PODDISRUPTIONBUDGETS = KindRules(
-    initial_status=lambda _: {
+    initial_status=lambda _, __: {
         "currentHealthy": 0,
         "desiredHealthy": 0,
         "disruptionsAllowed": 0,

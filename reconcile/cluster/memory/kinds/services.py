@@ -159,7 +159,7 @@ def _cluster_ip_errors(old_service: Obj, new_service: Obj, _: int) -> Errors:
     return []
 
 
-def _load_balancer(_: Obj) -> Obj:
+def _load_balancer(_: Obj, __: int) -> Obj:
     return {"loadBalancer": {}}
 
 

@@ -60,7 +60,7 @@ def _claim_update_errors(old: Obj, new: Obj, minor: int) -> Errors:
     return [v.forbidden("spec", detail)]
 
 
-def _pending(_: Obj) -> Obj:
+def _pending(_: Obj, __: int) -> Obj:
     return {"phase": "Pending"}
 
 

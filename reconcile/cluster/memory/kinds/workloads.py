@@ -2,9 +2,10 @@
 
 Defaults: Deployment `replicas: 1`, `strategy: RollingUpdate 25%/25%`, `revisionHistoryLimit:
 10`, `progressDeadlineSeconds: 600`; StatefulSet `replicas: 1`, `podManagementPolicy:
-OrderedReady`, `updateStrategy: RollingUpdate, partition 0`, `revisionHistoryLimit: 10`, claim
-templates' `apiVersion`, `kind`, `volumeMode: Filesystem`, `status.phase: Pending` (1.27+:
-`persistentVolumeClaimRetentionPolicy: Retain/Retain`); DaemonSet `updateStrategy:
+OrderedReady`, `updateStrategy: RollingUpdate, partition 0` (1.37+: `maxUnavailable: 1`),
+`revisionHistoryLimit: 10`, claim templates' `apiVersion`, `kind`, `volumeMode: Filesystem`,
+`status.phase: Pending` (1.27+: `persistentVolumeClaimRetentionPolicy: Retain/Retain`), status
+`replicas: 0` (1.25+: and `availableReplicas: 0`); DaemonSet `updateStrategy:
 RollingUpdate, maxUnavailable 1` (1.21+: `maxSurge: 0`), `revisionHistoryLimit: 10`, annotation
 `deprecated.daemonset.template.generation` (following template changes); ReplicaSet and
 ReplicationController `replicas: 1` (the latter's selector and labels from its template's).
@@ -44,7 +45,7 @@ _STATEFULSET_MUTABLE = (
 )
 
 
-def _deployment(obj: Obj, _: Context) -> None:
+def _deployment(obj: Obj, context: Context) -> None:
     spec = child(obj, "spec")
     spec.setdefault("replicas", 1)
     strategy = child(spec, "strategy")
@@ -55,7 +56,7 @@ def _deployment(obj: Obj, _: Context) -> None:
         rolling.setdefault("maxSurge", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    default_template(spec)
+    default_template(spec, context.minor)
 
 
 def _statefulset(obj: Obj, context: Context) -> None:
@@ -65,7 +66,10 @@ def _statefulset(obj: Obj, context: Context) -> None:
     strategy = child(spec, "updateStrategy")
     strategy.setdefault("type", "RollingUpdate")
     if strategy["type"] == "RollingUpdate":
-        child(strategy, "rollingUpdate").setdefault("partition", 0)
+        rolling = child(strategy, "rollingUpdate")
+        rolling.setdefault("partition", 0)
+        if context.minor >= 37:  # MaxUnavailableStatefulSet on by default
+            rolling.setdefault("maxUnavailable", 1)
     spec.setdefault("revisionHistoryLimit", 10)
     if context.minor >= 27:
         policy = child(spec, "persistentVolumeClaimRetentionPolicy")
@@ -74,10 +78,10 @@ def _statefulset(obj: Obj, context: Context) -> None:
     for claim in items(spec, "volumeClaimTemplates"):
         claim.setdefault("apiVersion", "v1")
         claim.setdefault("kind", "PersistentVolumeClaim")
-        template_metadata(claim)
+        template_metadata(claim, context.minor)
         child(claim, "spec").setdefault("volumeMode", "Filesystem")
         claim.setdefault("status", {"phase": "Pending"})
-    default_template(spec)
+    default_template(spec, context.minor)
 
 
 def _daemonset(obj: Obj, context: Context) -> None:
@@ -90,7 +94,7 @@ def _daemonset(obj: Obj, context: Context) -> None:
         if context.minor >= 21:
             rolling.setdefault("maxSurge", 0)
     spec.setdefault("revisionHistoryLimit", 10)
-    default_template(spec)
+    default_template(spec, context.minor)
     annotations = child(child(obj, "metadata"), "annotations")
     annotations.setdefault(TEMPLATE_GENERATION, "1")
 
@@ -109,13 +113,13 @@ def _next_template_generation(old: Obj, new: Obj) -> None:
     annotations[TEMPLATE_GENERATION] = str(number + 1 if changed else number)
 
 
-def _replicaset(obj: Obj, _: Context) -> None:
+def _replicaset(obj: Obj, context: Context) -> None:
     spec = child(obj, "spec")
     spec.setdefault("replicas", 1)
-    default_template(spec)
+    default_template(spec, context.minor)
 
 
-def _replicationcontroller(obj: Obj, _: Context) -> None:
+def _replicationcontroller(obj: Obj, context: Context) -> None:
     spec = child(obj, "spec")
     spec.setdefault("replicas", 1)
     template = as_dict(spec.get("template"))
@@ -125,7 +129,7 @@ def _replicationcontroller(obj: Obj, _: Context) -> None:
         if labels:
             spec.setdefault("selector", dict(labels))
             child(obj, "metadata").setdefault("labels", dict(labels))
-        default_template(spec)
+        default_template(spec, context.minor)
 
 
 def _workload_errors(kind: str) -> Callable[[Obj], Errors]:
@@ -187,7 +191,7 @@ def _statefulset_update_errors(old_set: Obj, new_set: Obj, minor: int) -> Errors
     return [*errors, v.forbidden("spec", detail)]
 
 
-def _replicas(_: Obj) -> Obj:
+def _replicas(_: Obj, __: int) -> Obj:
     return {"replicas": 0}
 
 
@@ -197,18 +201,26 @@ DEPLOYMENTS = KindRules(
     update_errors=_selector_immutable,
     annotations_are_spec=True,
 )
+
+
+def _statefulset_status(_: Obj, minor: int) -> Obj:
+    # `availableReplicas` (1.22) is written even when 0 (no `omitempty`) in every release from
+    # 1.25 on that --local models
+    return {"replicas": 0, "availableReplicas": 0} if minor >= 25 else {"replicas": 0}
+
+
 STATEFULSETS = KindRules(
     default=_statefulset,
     errors=_workload_errors("statefulset"),
     update_errors=_statefulset_update_errors,
-    initial_status=_replicas,
+    initial_status=_statefulset_status,
 )
 DAEMONSETS = KindRules(
     default=_daemonset,
     after_update=_next_template_generation,
     errors=_workload_errors("daemonset"),
     update_errors=_selector_immutable,
-    initial_status=lambda _: {
+    initial_status=lambda _, __: {
         "currentNumberScheduled": 0,
         "desiredNumberScheduled": 0,
         "numberMisscheduled": 0,
