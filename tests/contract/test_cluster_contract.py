@@ -22,7 +22,14 @@ from reconcile.cluster.protocol import iter_pages
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
 from tests.support.backends import Backend
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.poll import eventually
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="the Cluster protocol on each release --local models (server-side apply beta in 1.20)",
+)
 
 
 def configmap(name: str, namespace: str, **extra: object) -> Obj:

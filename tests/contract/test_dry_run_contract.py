@@ -13,7 +13,14 @@ from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.objects.meta import metadata
 from tests.support.backends import Backend
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.poll import eventually
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="dry runs of each kind of write, on each release --local models",
+)
 
 
 def configmap(name: str, namespace: str, **data: str) -> Obj:

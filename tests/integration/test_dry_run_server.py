@@ -24,8 +24,14 @@ from reconcile.cluster.types import Obj
 from tests.support.backends import Backend, crd_manifest
 from tests.support.cli import reconcile
 from tests.support.controllers import run
-from tests.support.controlplane import TESTED_USER
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE, TESTED_USER
 from tests.support.poll import eventually
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="server-side dry run and the refusals it reports differ between 1.20 and later releases",
+)
 
 HOOK = textwrap.dedent(
     """

@@ -17,8 +17,15 @@ from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.specs.composite import parse_composite_controller
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.hookserver import serve
 from tests.support.mc_crds import OURS, THEIRS, crds_installed, created_as_stored
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="Metacontroller's own CRDs, as clusters of its era (1.20) and today's store them",
+)
 
 CM = [("v1", "configmaps", "InPlace")]
 

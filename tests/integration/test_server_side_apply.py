@@ -17,7 +17,14 @@ from reconcile.objects.meta import metadata
 from tests.integration.test_composite import CM, cm, parent_obj
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook, write_controllers
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.hookserver import serve
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="server-side apply was beta in 1.20 (GA in 1.22): field ownership and conflicts on both",
+)
 
 SERVER_SIDE = {"server_side_apply": True}
 

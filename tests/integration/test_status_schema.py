@@ -15,8 +15,15 @@ import pytest
 from reconcile.cluster.types import Obj, ResourceInfo
 from tests.support.backends import Backend, crd_manifest
 from tests.support.controllers import composite, run, webhook, write_controllers
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.hookserver import serve
 from tests.support.poll import eventually
+
+pytestmark = pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="how a parent's status schema prunes what reconcile writes, on the oldest and today's",
+)
 
 
 @pytest.fixture
