@@ -62,7 +62,7 @@ def update(backend: Backend, obj: Obj, change: Any) -> Obj:
 
 @pytest.mark.parametrize(
     ("index", "written"),
-    enumerate(w for w, _ in ZOO),
+    list(enumerate(w for w, _ in ZOO)),
     ids=[f"{w['kind']}-{w['metadata']['name']}" for w, _ in ZOO],
 )
 def test_built_in_objects_are_stored_with_the_servers_defaults(

@@ -87,3 +87,53 @@ def test_a_dropped_observed_generation_is_neither_rewritten_nor_a_loop(
         again = run(backend, path)
         assert again.errors == [] and again.converged and not again.not_converging
         assert backend.mutations_since(mark) == {}  # a converged run sends no writes
+
+
+@pytest.mark.parametrize(
+    ("status", "dropped"),
+    [
+        ({"working": "fine", "replicas": 0}, ["status.replicas"]),
+        (
+            {"working": "fine", "active": {"replicas": 1, "terminatingReplicas": 0}},
+            ["status.active"],
+        ),
+        ({"conditions": [{"type": "Ready", "status": "True"}]}, ["status.conditions"]),
+    ],
+    ids=["a-field", "an-object", "a-list"],
+)
+def test_status_fields_the_schema_has_no_place_for_are_named_and_not_sent_again(
+    backend: Backend,
+    namespace: str,
+    strict_status: ResourceInfo,
+    tmp_path: Path,
+    status: dict[str, Any],
+    dropped: list[str],
+) -> None:
+    """A hook's status with fields the parent's schema prunes (a ReplicaSet's status copied
+    into a parent whose schema predates a field): converged after one write, the fields named
+    once in the warnings, and no write on the next run."""
+    backend.admin.create(strict_status, parent(strict_status, "p", namespace))
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        return {"status": copy.deepcopy(status), "children": []}
+
+    with serve(sync) as hook:
+        controller = composite(
+            "propagation",
+            strict_status,
+            [("v1", "configmaps", "InPlace")],
+            {"sync": webhook(hook.url)},
+        )
+        path = write_controllers(tmp_path, controller)
+        first = run(backend, path)
+        assert first.errors == [] and first.converged and not first.not_converging, first.errors
+        notes = [w for w in first.warnings if "has no place for" in w]
+        assert len(notes) == 1 and all(field in notes[0] for field in dropped), first.warnings
+        assert "propagation" in notes[0] and strict_status.group_resource in notes[0]
+        stored = backend.admin.get(strict_status, "p", namespace=namespace).get("status") or {}
+        assert stored.get("working") == status.get("working")
+
+        mark = backend.mark()
+        again = run(backend, path)
+        assert again.errors == [] and again.converged and not again.not_converging
+        assert backend.mutations_since(mark) == {}  # a converged run sends no writes
