@@ -16,8 +16,11 @@ CACHE="$BASE/v$RELEASE"
 BIN="$CACHE/bin"
 log() { printf '[control-plane %s] %s\n' "$RELEASE" "$*" >&2; }
 
-# What the binaries are built from: this script itself (its flags and pins).
-BUILD_ID=$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)
+# What the binaries are built from: binaries of another recipe are built again (change RECIPE
+# with anything below that changes the binaries).
+RECIPE="k8s.io/kubernetes v$RELEASE, staging modules at its tag, etcd as its go.mod pins;"
+RECIPE+=" CGO_ENABLED=0 -trimpath -ldflags '-s -w' with the version stamped"
+BUILD_ID=$(printf '%s' "$RECIPE" | sha256sum | cut -d' ' -f1)
 cached() {
   [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]] &&
     [[ "$(cat "$BIN/build-id" 2>/dev/null)" == "$BUILD_ID" ]]

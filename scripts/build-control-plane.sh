@@ -38,6 +38,9 @@ fi
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# One apt at a time: the test command installs its other tools while this builds.
+APT_LOCK=/tmp/reconcile-apt.lock
+apt_get() { flock "$APT_LOCK" $SUDO apt-get "$@"; }
 
 # deb-src entries beside the deb ones, so `apt-get source` can find the kubernetes package.
 if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -49,9 +52,9 @@ if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sour
   fi
 fi
 log "apt-get update"
-$SUDO apt-get update -qq
+apt_get update -qq
 log "installing golang-1.19-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch"
-$SUDO apt-get install -y -qq --no-install-recommends \
+apt_get install -y -qq --no-install-recommends \
   golang-1.19-go etcd-server rsync golang-github-modern-go-reflect2-dev dpkg-dev make patch >/dev/null
 # Kubernetes 1.20 builds with Go 1.19 only: a machine's newer Go (often first on PATH) refuses
 # the linkname uses in its vendored code. Chosen explicitly, whatever else PATH holds.

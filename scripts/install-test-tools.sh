@@ -6,8 +6,11 @@ if command -v prometheus-pushgateway >/dev/null 2>&1; then exit 0; fi
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# One apt at a time: the control plane's build may be installing its packages meanwhile.
+APT_LOCK=/tmp/reconcile-apt.lock
+apt_get() { flock "$APT_LOCK" $SUDO apt-get "$@"; }
 echo "[test-tools] installing prometheus-pushgateway" >&2
-if ! $SUDO apt-get install -y -qq --no-install-recommends prometheus-pushgateway >/dev/null 2>&1; then
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends prometheus-pushgateway >/dev/null
+if ! apt_get install -y -qq --no-install-recommends prometheus-pushgateway >/dev/null 2>&1; then
+  apt_get update -qq
+  apt_get install -y -qq --no-install-recommends prometheus-pushgateway >/dev/null
 fi
