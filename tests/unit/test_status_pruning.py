@@ -92,8 +92,8 @@ def test_a_schema_without_status_drops_all_of_it() -> None:
 
 
 def test_a_status_equal_once_pruned_needs_no_write() -> None:
-    parent = {"metadata": {"generation": 2}, "status": {"active": {"replicas": 1}}}
-    parent["status"]["observedGeneration"] = 2
+    status = {"active": {"replicas": 1}, "observedGeneration": 2}
+    parent: dict[str, Any] = {"metadata": {"generation": 2}, "status": status}
     wanted = {"active": {"replicas": 1, "terminatingReplicas": 0}}
     assert status_to_write(wanted, parent, schema=SCHEMA) is None
     assert status_to_write(wanted, parent) == {**wanted, "observedGeneration": 2}
