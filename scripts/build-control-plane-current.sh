@@ -21,23 +21,9 @@ log() { printf '[control-plane %s] %s\n' "$RELEASE" "$*" >&2; }
 RECIPE="k8s.io/kubernetes v$RELEASE, staging modules at its tag, etcd as its go.mod pins;"
 RECIPE+=" CGO_ENABLED=0 -trimpath -ldflags '-s -w' with the version stamped"
 BUILD_ID=$(printf '%s' "$RECIPE" | sha256sum | cut -d' ' -f1)
-cached() {
-  [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]] &&
-    [[ "$(cat "$BIN/build-id" 2>/dev/null)" == "$BUILD_ID" ]]
-}
-if cached; then
-  log "cached binaries found in $BIN"
-  echo "$CACHE"
-  exit 0
-fi
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.build.lock"
-flock 9
-if cached; then
-  log "built by another process in $BIN"
-  echo "$CACHE"
-  exit 0
-fi
+# shellcheck source=scripts/lib/control-plane-cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
+exit_if_cached
 
 command -v go >/dev/null || { log "no go on PATH: a current release builds with the machine's Go"; exit 1; }
 # The module proxy and checksum database as the machine sets them; never a toolchain download.

@@ -16,24 +16,9 @@ log() { printf '[control-plane] %s\n' "$*" >&2; }
 # What the binaries are built from besides Debian's source: binaries built from other patches
 # (or none) are built again.
 BUILD_ID=$(cat "$PATCHES"/*.patch | sha256sum | cut -d' ' -f1)
-cached() {
-  [[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]] &&
-    [[ "$(cat "$BIN/build-id" 2>/dev/null)" == "$BUILD_ID" ]]
-}
-if cached; then
-  log "cached binaries found in $BIN"
-  echo "$CACHE"
-  exit 0
-fi
-# One build at a time (the test workers each ask for the binaries): the others wait for it.
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.build.lock"
-flock 9
-if cached; then
-  log "built by another process in $BIN"
-  echo "$CACHE"
-  exit 0
-fi
+# shellcheck source=scripts/lib/control-plane-cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
+exit_if_cached
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
