@@ -58,7 +58,6 @@ class ControlPlanes:
 
     def get(self, release: str) -> ControlPlane:
         if release not in self.started:
-            plane: ControlPlane | None = None
             try:
                 plane = ControlPlane(build(release), release)
                 plane.start()

@@ -56,23 +56,14 @@ def drops_observed_generation(sent: Obj | None, returned: Obj | None) -> bool:
 
 def schema_keeps(schema: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
     """Whether an object of this OpenAPI v3 schema (a CRD version's) keeps a field at `path`
-    when the API server prunes it: listed, under `x-kubernetes-preserve-unknown-fields`, or
-    under `additionalProperties`. No schema: kept."""
-    node: Any = schema
+    when the API server prunes it (`_child_schema`'s rules). No schema: kept."""
+    node: Mapping[str, Any] | None = schema
     for step in path:
         if not isinstance(node, Mapping):
             return True
-        properties = node.get("properties")
-        if isinstance(properties, Mapping) and step in properties:
-            node = properties[step]
-            continue
-        if node.get("x-kubernetes-preserve-unknown-fields") is True:
-            return True
-        extra = node.get("additionalProperties")
-        if extra is True or isinstance(extra, Mapping):
-            node = extra if isinstance(extra, Mapping) else None
-            continue
-        return not isinstance(properties, Mapping) and node.get("type") != "object"
+        node = _child_schema(node, step)
+        if node is _DROP:
+            return False
     return True
 
 
@@ -90,7 +81,8 @@ def pruned_status(
     if node is _DROP:
         return {}, ["status"] if wanted else []
     kept = _pruned(dict(wanted), node, "status", dropped)
-    return (kept if isinstance(kept, dict) else dict(wanted)), dropped
+    # a field dropped from several items of a list is one path
+    return (kept if isinstance(kept, dict) else dict(wanted)), list(dict.fromkeys(dropped))
 
 
 def _child_schema(node: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -100,10 +92,12 @@ def _child_schema(node: Mapping[str, Any], key: str) -> Mapping[str, Any] | None
     if isinstance(properties, Mapping) and key in properties:
         child = properties[key]
         return child if isinstance(child, Mapping) else None
+    if node.get("x-kubernetes-preserve-unknown-fields") is True:
+        return None
     extra = node.get("additionalProperties")
     if isinstance(extra, Mapping):
         return extra
-    if extra is True or node.get("x-kubernetes-preserve-unknown-fields") is True:
+    if extra is True:
         return None
     if node.get("x-kubernetes-embedded-resource") is True and key in _EMBEDDED_KEPT:
         return None
@@ -131,8 +125,5 @@ def _pruned(value: Any, node: Mapping[str, Any] | None, path: str, dropped: list
     if isinstance(value, list):
         items = node.get("items")
         items = items if isinstance(items, Mapping) else None
-        pruned = [_pruned(item, items, f"{path}[*]", dropped) for item in value]
-        # the same field dropped from every item is one path
-        dropped[:] = list(dict.fromkeys(dropped))
-        return pruned
+        return [_pruned(item, items, f"{path}[*]", dropped) for item in value]
     return value

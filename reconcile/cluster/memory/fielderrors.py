@@ -78,12 +78,10 @@ class FieldWording:
     def too_long(self, field: str, max_length: int) -> v.FieldError:
         """`TooLongMaxLength` until 1.32, then `TooLong`: the value is never shown."""
         if max_length < 0:
-            detail = "value is too long"
-        elif self.minor < TOO_LONG_IN_BYTES_SINCE:
-            detail = f"may not be longer than {max_length}"
-        else:
-            detail = f"may not be more than {max_length} {self._plural(max_length, 'byte')}"
-        return v.FieldError(field, "Too long", detail)
+            return v.FieldError(field, "Too long", "value is too long")
+        if self.minor < TOO_LONG_IN_BYTES_SINCE:
+            return v.FieldError(field, "Too long", f"may not be longer than {max_length}")
+        return v.too_long_bytes(field, max_length, self.minor)
 
     def too_many(self, field: str, actual: int, max_quantity: int) -> v.FieldError:
         if max_quantity < 0:
