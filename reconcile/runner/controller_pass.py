@@ -77,8 +77,9 @@ class PassEnv:
     def note_dropped_status(
         self, resource: ResourceInfo, controller: str, status: Mapping[str, Any] | None
     ) -> None:
-        """Say once a run which fields of a hook's status the parent's schema has no place
-        for: the server would drop them, so they are not written (nor compared)."""
+        """Say once a run which fields of a status to write (a hook's, or a map's aggregated
+        one) the parent's schema has no place for: the server would drop them, so they are not
+        written (nor compared)."""
         _, dropped = pruned_status(status or {}, self.parent_schema(resource))
         if dropped:
             self.executor.note_dropped_status(resource.group_resource, controller, dropped)

@@ -200,13 +200,12 @@ class Executor:
         )
 
     def note_dropped_status(self, group_resource: str, controller: str, paths: list[str]) -> None:
-        """Fields of a hook's status that the parent's schema has no place for (said once a
-        run per controller and fields)."""
+        """Fields of a controller's status (its hook's, or a map's aggregated one) that the
+        parent's schema has no place for (said once a run per controller and fields)."""
         shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
         self.schema_notes.add(
             f"{group_resource}: the status schema has no place for {shown}, which "
-            f"{controller}'s hook returns; the API server would drop them, so they are not "
-            "written"
+            f"{controller} would write; the API server would drop them, so they are not written"
         )
 
     def close(self) -> None:

@@ -114,6 +114,7 @@ class _ParentSync:
         self.env, self.snapshot, self.executor = env, env.snapshot, env.executor
         self.calls = kind.calls
         self.resolved = kind.resolved
+        self.name = kind.name
         self.ctx = MapContext(
             kind.controller,
             parent,
@@ -163,9 +164,9 @@ class _ParentSync:
         self._execute(p for p in plans if not p.problems and p.actions)
         done = [r.action for r in self.result.actions if not r.error]
         after = outputs_after(ctx.output_types, observed, done)
-        status = status_action(
-            ctx, aggregated_status(list(self.resolved.inputs), inputs, ctx.output_types, after)
-        )
+        aggregated = aggregated_status(list(self.resolved.inputs), inputs, ctx.output_types, after)
+        self.env.note_dropped_status(ctx.parent_resource, self.name, aggregated)
+        status = status_action(ctx, aggregated)
         if status is not None:
             self.executor.execute([status], self.result.actions)
 

@@ -130,3 +130,60 @@ def test_status_fields_the_schema_has_no_place_for_are_named_and_not_sent_again(
     assert len(notes) == 1 and all(field in notes[0] for field in dropped), first.warnings
     assert "propagation" in notes[0] and strict_status.group_resource in notes[0]
     assert stored.get("working") == status.get("working")
+
+
+def test_a_map_controllers_aggregated_status_the_schema_has_no_place_for_is_named(
+    backend: Backend, namespace: str, strict_status: ResourceInfo, tmp_path: Path
+) -> None:
+    """A MapController's own aggregated status (`status.<plural>.total`), on a parent whose
+    schema lists none of it: named once in the warnings, nothing sent on the next run."""
+    services = backend.admin.discover("v1", "services")
+    backend.admin.create(
+        services,
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": namespace, "labels": {"app": "p"}},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        },
+    )
+    mapper = parent(strict_status, "p", namespace)
+    mapper["spec"]["selector"] = {"matchLabels": {"app": "p"}}
+    backend.admin.create(strict_status, mapper)
+
+    def one_configmap(request: dict[str, Any]) -> dict[str, Any]:
+        name = request["input"]["metadata"]["name"]
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-map"}}
+        return {"outputs": [cm]}
+
+    with serve(one_configmap) as hook:
+        controller = {
+            "apiVersion": "metacontroller.k8s.io/v1alpha1",
+            "kind": "MapController",
+            "metadata": {"name": "mapped"},
+            "spec": {
+                "parentResource": {
+                    "apiVersion": strict_status.api_version,
+                    "resource": strict_status.resource,
+                },
+                "inputResources": [{"apiVersion": "v1", "resource": "services"}],
+                "outputResources": [
+                    {
+                        "apiVersion": "v1",
+                        "resource": "configmaps",
+                        "updateStrategy": {"method": "InPlace"},
+                    }
+                ],
+                "hooks": {"map": webhook(hook.url)},
+            },
+        }
+        path = write_controllers(tmp_path, controller)
+        first = run(backend, path)
+        assert first.errors == [] and first.converged and not first.not_converging, first.errors
+        notes = [w for w in first.warnings if "has no place for" in w]
+        assert len(notes) == 1 and "mapped" in notes[0], first.warnings
+        assert "status.services" in notes[0] and "status.configmaps" in notes[0]
+        mark = backend.mark()
+        again = run(backend, path)
+        assert again.errors == [] and again.converged and not again.not_converging
+        assert backend.mutations_since(mark) == {}
