@@ -265,6 +265,9 @@ def load_controllers(
     loaded.composite = sorted(controllers, key=lambda c: c.name)
     loaded.decorator = sorted(decorators, key=lambda d: d.name)
     loaded.map = sorted(maps, key=lambda m: m.name)
+    # fields read and ignored, named for the controllers that run
+    for found in (loaded.composite, loaded.decorator, loaded.map):
+        loaded.warnings += [w for c in found for w in c.warnings]
     return loaded
 
 

@@ -9,6 +9,7 @@ from reconcile.objects.selectors import LabelSelector, SelectorError, label_sele
 from reconcile.specs.controller import (
     OwnedRule,
     UpdateMethod,
+    check_selector_keys,
     controller_hooks,
     controller_spec,
     no_repeats,
@@ -61,6 +62,7 @@ class CompositeController:
     resync_period: float | None = None
     generate_selector: bool = False
     source: str = "cluster"  # a file path, or "cluster"
+    warnings: tuple[str, ...] = ()  # fields read and ignored, named
 
     @property
     def finalizer(self) -> str:
@@ -72,6 +74,7 @@ class CompositeController:
 
 
 def _selector(fields: Fields, key: str) -> LabelSelector:
+    check_selector_keys(fields, key)
     try:
         return label_selector_from_spec(fields.data.get(key), fields.at(key))
     except SelectorError as exc:
@@ -81,12 +84,12 @@ def _selector(fields: Fields, key: str) -> LabelSelector:
 def _parent(fields: Fields) -> ParentRule:
     # ignoreStatusChanges (Metacontroller 4.x) only filters watch events; a batch run relists
     # everything anyway, so it is accepted and has no effect.
-    fields.reject_unknown(
+    fields.check_keys(
         {"apiVersion", "resource", "labelSelector", "revisionHistory", "ignoreStatusChanges"}
     )
     fields.boolean("ignoreStatusChanges")
     history = fields.child("revisionHistory")
-    history.reject_unknown({"fieldPaths"})
+    history.check_keys({"fieldPaths"})
     paths = history.strings("fieldPaths") or ["spec"]
     for i, path in enumerate(paths):
         if not path or path.startswith(".") or path.endswith(".") or ".." in path:
@@ -100,9 +103,9 @@ def _parent(fields: Fields) -> ParentRule:
 
 
 def _child(fields: Fields) -> ChildRule:
-    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    fields.check_keys({"apiVersion", "resource", "updateStrategy"})
     strategy = fields.child("updateStrategy")
-    strategy.reject_unknown({"method", "statusChecks"})
+    strategy.check_keys({"method", "statusChecks"})
     method_text = strategy.string("method", UpdateMethod.ON_DELETE.value)
     try:
         method = UpdateMethod(method_text)
@@ -110,10 +113,10 @@ def _child(fields: Fields) -> ChildRule:
         choices = ", ".join(m.value for m in UpdateMethod)
         raise strategy.error("method", f"{method_text!r} is not one of {choices}") from exc
     checks = strategy.child("statusChecks")
-    checks.reject_unknown({"conditions"})
+    checks.check_keys({"conditions"})
     conditions = []
     for condition in checks.children("conditions"):
-        condition.reject_unknown({"type", "status", "reason"})
+        condition.check_keys({"type", "status", "reason"})
         conditions.append(
             ConditionCheck(
                 type=condition.string("type"),
@@ -137,7 +140,7 @@ def parse_composite_controller(
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
     name, where, spec = controller_spec(obj, KIND, source)
-    spec.reject_unknown(
+    spec.check_keys(
         {
             "parentResource",
             "childResources",
@@ -152,13 +155,15 @@ def parse_composite_controller(
     children = tuple(_child(c) for c in spec.children("childResources"))
     no_repeats(spec, "childResources", children)
     sync, finalize, customize = controller_hooks(spec, where, base_dir)
+    parent = _parent(spec.child("parentResource"))
     return CompositeController(
         name=name,
-        parent=_parent(spec.child("parentResource")),
+        parent=parent,
         children=children,
         hooks=CompositeHooks(sync=sync, finalize=finalize, customize=customize),
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         generate_selector=spec.boolean("generateSelector"),
         source=source,
+        warnings=tuple(spec.notes),
     )

@@ -50,9 +50,9 @@ ROLLING_AS_PLAIN = {
 def owned_rule(fields: Fields, *, rolling_as_plain: bool = False) -> OwnedRule:
     """`{apiVersion, resource, updateStrategy: {method}}`; SpecError naming the field.
     `rolling_as_plain`: a Rolling* method is read as its plain form (ROLLING_AS_PLAIN)."""
-    fields.reject_unknown({"apiVersion", "resource", "updateStrategy"})
+    fields.check_keys({"apiVersion", "resource", "updateStrategy"})
     strategy = fields.child("updateStrategy")
-    strategy.reject_unknown({"method"})
+    strategy.check_keys({"method"})
     text = strategy.string("method", UpdateMethod.ON_DELETE.value)
     if rolling_as_plain:
         text = ROLLING_AS_PLAIN.get(text, text)
@@ -64,6 +64,29 @@ def owned_rule(fields: Fields, *, rolling_as_plain: bool = False) -> OwnedRule:
         resource=fields.string("resource"),
         update_method=UpdateMethod(text),
     )
+
+
+SELECTOR_FIELDS = frozenset({"matchLabels", "matchExpressions"})
+EXPRESSION_FIELDS = frozenset({"key", "operator", "values"})
+
+
+def check_selector_keys(fields: Fields, key: str, known: frozenset[str] = SELECTOR_FIELDS) -> None:
+    """The fields of the selector at `key` and of its `matchExpressions` items, checked as
+    every other level is (`matchLabel` refused as a misspelling, not read as no selector);
+    what is not an object is left to the selector's reader to name."""
+    if not isinstance(fields.data.get(key), dict):
+        return
+    selector = fields.child(key)
+    selector.check_keys(set(known))
+    expressions = selector.data.get("matchExpressions")
+    if not isinstance(expressions, list):
+        return
+    where = selector.at("matchExpressions")
+    for i, item in enumerate(expressions):
+        if isinstance(item, dict):
+            Fields(fields.where, f"{where}[{i}]", item, fields.notes).check_keys(
+                set(EXPRESSION_FIELDS)
+            )
 
 
 class _Rule(Protocol):
@@ -99,9 +122,9 @@ def no_repeats(spec: Fields, field: str, rules: Sequence[_Rule]) -> None:
         seen[key] = i
 
 
-# Hooks in Metacontroller's CompositeController schema that it does not call either.
+# Hooks in Metacontroller's CompositeController schema that no release of it calls.
 CHILD_UPDATE_HOOKS = {
-    hook: "Metacontroller's schema lists it but no release calls it; reconcile does not either"
+    hook: "no Metacontroller release calls it, and reconcile does not either"
     for hook in ("preUpdateChild", "postUpdateChild")
 }
 
@@ -112,7 +135,7 @@ def controller_hooks(
     """(sync, finalize, customize), each webhook with its host's `endpointConfigs` settings;
     SpecError without a sync hook."""
     hooks = spec.child("hooks")
-    hooks.reject_unknown({"sync", "finalize", "customize"}, CHILD_UPDATE_HOOKS)
+    hooks.check_keys({"sync", "finalize", "customize"}, ignored=CHILD_UPDATE_HOOKS)
     configs = parse_endpoint_configs(spec)
     sync = optional_hook(hooks, "sync", where, base_dir, configs)
     if sync is None:

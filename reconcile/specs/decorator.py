@@ -14,6 +14,7 @@ from reconcile.objects.selectors import (
 from reconcile.specs.composite import GROUP
 from reconcile.specs.controller import (
     OwnedRule,
+    check_selector_keys,
     controller_hooks,
     controller_spec,
     no_repeats,
@@ -29,6 +30,7 @@ KIND = "DecoratorController"
 DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller"
 # Attachments: objects of a resource the decorator creates and the target owns.
 AttachmentRule = OwnedRule
+ANNOTATION_SELECTOR_FIELDS = frozenset({"matchAnnotations", "matchExpressions"})
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class DecoratorController:
     raw: dict[str, Any]  # the whole object, sent to hooks as `controller`
     resync_period: float | None = None
     source: str = "cluster"  # a file path, or "cluster"
+    warnings: tuple[str, ...] = ()  # fields read and ignored, named
 
     @property
     def finalizer(self) -> str:
@@ -77,6 +80,7 @@ class DecoratorController:
 
 
 def _label_selector(fields: Fields, key: str) -> LabelSelector:
+    check_selector_keys(fields, key)
     try:
         return label_selector_from_spec(fields.data.get(key), fields.at(key))
     except SelectorError as exc:
@@ -86,8 +90,8 @@ def _label_selector(fields: Fields, key: str) -> LabelSelector:
 def _annotation_selector(fields: Fields) -> LabelSelector:
     """`matchAnnotations` / `matchExpressions`, read as a label selector over annotations
     (annotation values are not label values: any string may be matched)."""
+    check_selector_keys(fields, "annotationSelector", ANNOTATION_SELECTOR_FIELDS)
     selector = fields.child("annotationSelector")
-    selector.reject_unknown({"matchAnnotations", "matchExpressions"})
     requirements = [
         Requirement(key, "Equals", (value,))
         for key, value in sorted(selector.string_map("matchAnnotations").items())
@@ -106,7 +110,7 @@ def _annotation_selector(fields: Fields) -> LabelSelector:
 def _resource(fields: Fields) -> ResourceRule:
     # ignoreStatusChanges (Metacontroller 4.x) only filters watch events; a batch run relists
     # everything anyway, so it is accepted and has no effect.
-    fields.reject_unknown(
+    fields.check_keys(
         {"apiVersion", "resource", "labelSelector", "annotationSelector", "ignoreStatusChanges"}
     )
     fields.boolean("ignoreStatusChanges")
@@ -126,9 +130,7 @@ def parse_decorator_controller(
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
     name, where, spec = controller_spec(obj, KIND, source)
-    spec.reject_unknown(
-        {"resources", "attachments", "hooks", "resyncPeriodSeconds", "endpointConfigs"}
-    )
+    spec.check_keys({"resources", "attachments", "hooks", "resyncPeriodSeconds", "endpointConfigs"})
     resources = tuple(_resource(r) for r in spec.children("resources"))
     if not resources:
         raise spec.error("resources", "is required: at least one rule")
@@ -143,6 +145,7 @@ def parse_decorator_controller(
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         source=source,
+        warnings=tuple(spec.notes),
     )
 
 

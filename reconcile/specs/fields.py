@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from difflib import SequenceMatcher
 from typing import Any
 
 from reconcile.specs.errors import SpecError
 
+# How alike (difflib's ratio, case aside) an unknown field's name must be to a known one to be
+# read as its misspelling: `childResource` (0.96), `synch` (0.89), `resyncPeriod` (0.77: not).
+NEAR_MISS = 0.8
+IGNORED = "unknown field, ignored (Metacontroller ignores the fields it does not know)"
+
+
+def near_miss(key: str, known: Iterable[str]) -> str | None:
+    """The known field `key` most likely misspells, if any."""
+    best, score = None, 0.0
+    for name in sorted(known):
+        ratio = SequenceMatcher(None, key.lower(), name.lower()).ratio()
+        if ratio > score:
+            best, score = name, ratio
+    return best if score >= NEAR_MISS else None
+
 
 class Fields:
-    """A view of one JSON object at `path` inside the object named `where`."""
+    """A view of one JSON object at `path` inside the object named `where`. `notes` collects
+    the warnings of the whole object (fields read and ignored), shared by every view of it."""
 
-    def __init__(self, where: str, path: str, data: Any) -> None:
+    def __init__(self, where: str, path: str, data: Any, notes: list[str] | None = None) -> None:
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -19,6 +36,7 @@ class Fields:
         self.where = where
         self.path = path
         self.data: dict[str, Any] = data
+        self.notes: list[str] = [] if notes is None else notes
 
     def at(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
@@ -26,11 +44,14 @@ class Fields:
     def error(self, key: str, message: str) -> SpecError:
         return SpecError(self.where, self.at(key), message)
 
+    def warn(self, key: str, message: str) -> None:
+        self.notes.append(f"{self.where}: {self.at(key)}: {message}")
+
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
     def child(self, key: str) -> Fields:
-        return Fields(self.where, self.at(key), self.data.get(key))
+        return Fields(self.where, self.at(key), self.data.get(key), self.notes)
 
     def optional_child(self, key: str) -> Fields | None:
         return self.child(key) if self.has(key) else None
@@ -41,7 +62,10 @@ class Fields:
             return []
         if not isinstance(value, list):
             raise self.error(key, f"must be a list, not {_type(value)}")
-        return [Fields(self.where, f"{self.at(key)}[{i}]", item) for i, item in enumerate(value)]
+        return [
+            Fields(self.where, f"{self.at(key)}[{i}]", item, self.notes)
+            for i, item in enumerate(value)
+        ]
 
     def string(self, key: str, default: str | None = None) -> str:
         value = self.data.get(key)
@@ -95,18 +119,33 @@ class Fields:
             raise self.error(key, "must be a map of strings to strings")
         return dict(value)
 
-    def reject_unknown(
-        self, allowed: set[str], unsupported: Mapping[str, str] | None = None
+    def check_keys(
+        self,
+        known: set[str],
+        *,
+        ignored: Mapping[str, str] | None = None,
+        unsupported: Mapping[str, str] | None = None,
     ) -> None:
-        """Every key is `allowed`; a key of `unsupported` (Metacontroller's fields this tool
-        does not implement) is refused saying why."""
-        for key in self.data:
-            if unsupported and key in unsupported:
+        """Metacontroller's decoder ignores the fields it does not know, and so does this one,
+        with a warning naming the field; but a near miss of a field read here (`childResource`
+        for `childResources`, `Hooks` for `hooks`) is refused as the misspelling it most likely
+        is, saying which field was meant. `ignored`: fields Metacontroller knows and does
+        nothing with (a warning says why); `unsupported`: fields Metacontroller implements and
+        this tool does not (refused saying why)."""
+        ignored, unsupported = ignored or {}, unsupported or {}
+        for raw in self.data:
+            key = str(raw)
+            if key in known:
+                continue
+            if key in unsupported:
                 raise self.error(key, f"not supported: {unsupported[key]}")
-            if key not in allowed:
-                raise self.error(
-                    key, f"unknown field (expected one of: {', '.join(sorted(allowed))})"
-                )
+            if key in ignored:
+                self.warn(key, f"ignored: {ignored[key]}")
+                continue
+            meant = near_miss(key, {*known, *ignored, *unsupported})
+            if meant is not None:
+                raise self.error(key, f"unknown field: did you mean {self.at(meant)}?")
+            self.warn(key, IGNORED)
 
 
 def _type(value: Any) -> str:

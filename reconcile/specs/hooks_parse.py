@@ -61,7 +61,7 @@ _MODES = ("loose", "strict")
 
 
 def _webhook(fields: Fields) -> WebhookSpec:
-    fields.reject_unknown(
+    fields.check_keys(
         {"url", "service", "path", "timeout", "etag", "responseUnMarshallMode", *SECURITY_FIELDS}
     )
     url = fields.optional_string("url")
@@ -69,7 +69,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
         service = fields.optional_child("service")
         if service is None:
             raise fields.error("url", "a webhook needs either url or service (and usually path)")
-        service.reject_unknown({"name", "namespace", "port", "protocol"})
+        service.check_keys({"name", "namespace", "port", "protocol"})
         port = service.number("port", minimum=1)
         if port is not None and port > MAX_PORT:
             raise service.error("port", f"must be at most {MAX_PORT}, not {port:g}")
@@ -96,7 +96,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
     etag_fields = fields.optional_child("etag")
     etag = EtagSettings()
     if etag_fields is not None:
-        etag_fields.reject_unknown({"enabled", "cacheTimeoutSeconds", "cacheCleanupSeconds"})
+        etag_fields.check_keys({"enabled", "cacheTimeoutSeconds", "cacheCleanupSeconds"})
         etag = EtagSettings(
             enabled=etag_fields.boolean("enabled"),
             cache_timeout_seconds=etag_fields.number("cacheTimeoutSeconds", minimum=0)
@@ -109,7 +109,7 @@ def _webhook(fields: Fields) -> WebhookSpec:
 
 
 def _command(fields: Fields, base_dir: str | None) -> CommandSpec:
-    fields.reject_unknown({"argv", "timeout", "workingDir", "env", "inheritEnv", "protocol"})
+    fields.check_keys({"argv", "timeout", "workingDir", "env", "inheritEnv", "protocol"})
     argv = fields.strings("argv")
     if not argv or not argv[0]:
         raise fields.error(
@@ -145,7 +145,7 @@ def _inherit_env(fields: Fields) -> tuple[str, ...]:
 
 
 def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = None) -> HookSpec:
-    fields.reject_unknown({"webhook", "command", "version"})
+    fields.check_keys({"webhook", "command", "version"})
     webhook, command = fields.optional_child("webhook"), fields.optional_child("command")
     if (webhook is None) == (command is None):
         raise fields.error("webhook", "exactly one of webhook and command must be set")

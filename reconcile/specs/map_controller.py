@@ -42,6 +42,7 @@ class MapController:
     raw: dict[str, Any]  # the whole object, sent to hooks as `controller`
     resync_period: float | None = None
     source: str = "cluster"  # a file path, or "cluster"
+    warnings: tuple[str, ...] = ()  # fields read and ignored, named
 
     @property
     def kind(self) -> str:
@@ -49,7 +50,7 @@ class MapController:
 
 
 def _resource(fields: Fields) -> ResourceRef:
-    fields.reject_unknown({"apiVersion", "resource"})
+    fields.check_keys({"apiVersion", "resource"})
     return ResourceRef(fields.string("apiVersion"), fields.string("resource"))
 
 
@@ -61,7 +62,7 @@ def parse_map_controller(
     `base_dir` (the directory of the file it came from) is where command hooks run by default.
     """
     name, where, spec = controller_spec(obj, KIND, source)
-    spec.reject_unknown(
+    spec.check_keys(
         {
             "parentResource",
             "inputResources",
@@ -83,22 +84,22 @@ def parse_map_controller(
         raise spec.error("outputResources", "is required: at least one resource")
     no_repeats(spec, "outputResources", outputs)
     hooks = spec.child("hooks")
-    hooks.reject_unknown({"map", "tombstone"})
+    hooks.check_keys({"map", "tombstone"})
     endpoints = parse_endpoint_configs(spec)
     map_hook = optional_hook(hooks, "map", where, base_dir, endpoints)
     if map_hook is None:
         raise hooks.error("map", "is required")
+    tombstone = optional_hook(hooks, "tombstone", where, base_dir, endpoints)
     return MapController(
         name=name,
         parent=parent,
         inputs=inputs,
         outputs=outputs,
-        hooks=MapHooks(
-            map=map_hook, tombstone=optional_hook(hooks, "tombstone", where, base_dir, endpoints)
-        ),
+        hooks=MapHooks(map=map_hook, tombstone=tombstone),
         raw=obj,
         resync_period=spec.number("resyncPeriodSeconds", minimum=0),
         source=source,
+        warnings=tuple(spec.notes),
     )
 
 

@@ -39,7 +39,7 @@ def url_host(url: str) -> str:
 def _ref(fields: Fields, kind: str, key_default: str | None) -> KeyRef:
     """A `secretRef` / `configMapRef` naming one key: `name`, `namespace`, `key` (required
     when `key_default` is None)."""
-    fields.reject_unknown({"name", "namespace", "key"})
+    fields.check_keys({"name", "namespace", "key"})
     key = fields.string("key", key_default)
     return KeyRef(kind, fields.string("namespace"), fields.string("name"), key, fields.path)
 
@@ -48,7 +48,7 @@ def _secret_keys(fields: Fields, key_fields: tuple[tuple[str, str], ...]) -> tup
     """`secretRef: {name, namespace}` and, beside it, the names of the keys to read
     (`(field, default)` each)."""
     secret = fields.child("secretRef")
-    secret.reject_unknown({"name", "namespace"})
+    secret.check_keys({"name", "namespace"})
     name, namespace = secret.string("name"), secret.string("namespace")
     return tuple(
         KeyRef("Secret", namespace, name, fields.string(field, default), secret.path)
@@ -62,7 +62,7 @@ def parse_security(fields: Fields) -> WebhookSecurity:
     security = WebhookSecurity()
     ca = fields.optional_child("caBundle")
     if ca is not None:
-        ca.reject_unknown({"inline", "secretRef", "configMapRef"})
+        ca.check_keys({"inline", "secretRef", "configMapRef"})
         given = [k for k in ("inline", "secretRef", "configMapRef") if ca.has(k)]
         if len(given) != 1:
             raise fields.error("caBundle", "exactly one of inline, secretRef and configMapRef")
@@ -76,21 +76,21 @@ def parse_security(fields: Fields) -> WebhookSecurity:
     if auth is not None and basic is not None:
         raise fields.error("basicAuth", "authorization and basicAuth are mutually exclusive")
     if auth is not None:
-        auth.reject_unknown({"type", "secretRef"})
+        auth.check_keys({"type", "secretRef"})
         scheme = auth.string("type", "Bearer")
         if not scheme or scheme.lower() == "basic" or any(c.isspace() for c in scheme):
             raise auth.error("type", f"{scheme!r}: a scheme such as Bearer (Basic: use basicAuth)")
         token = _ref(auth.child("secretRef"), "Secret", None)
         security = replace(security, auth_scheme=scheme, auth_token=token)
     if basic is not None:
-        basic.reject_unknown({"secretRef", "usernameKey", "passwordKey"})
+        basic.check_keys({"secretRef", "usernameKey", "passwordKey"})
         user, password = _secret_keys(
             basic, (("usernameKey", "username"), ("passwordKey", "password"))
         )
         security = replace(security, basic_username=user, basic_password=password)
     client = fields.optional_child("clientTLS")
     if client is not None:
-        client.reject_unknown({"secretRef", "certKey", "privateKeyKey"})
+        client.check_keys({"secretRef", "certKey", "privateKeyKey"})
         cert, key = _secret_keys(client, (("certKey", "tls.crt"), ("privateKeyKey", "tls.key")))
         security = replace(security, client_cert=cert, client_key=key)
     return security
@@ -110,7 +110,7 @@ def parse_endpoint_configs(spec: Fields) -> tuple[EndpointConfig, ...]:
     configs = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(spec.children("endpointConfigs")):
-        entry.reject_unknown({"host", *SECURITY_FIELDS})
+        entry.check_keys({"host", *SECURITY_FIELDS})
         host = endpoint_host(entry.string("host"))
         if not host:
             raise entry.error("host", "is required")

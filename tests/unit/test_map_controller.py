@@ -78,9 +78,9 @@ def test_the_spec_is_read_with_defaults() -> None:
         ({"inputResources": []}, "spec.inputResources", "at least one"),
         ({"outputResources": None}, "spec.outputResources", "at least one"),
         (
-            {"outputResources": [{"apiVersion": "v1", "resource": "configmaps", "x": 1}]},
-            "spec.outputResources[0].x",
-            "unknown field",
+            {"outputResources": [{"apiVersion": "v1", "resources": "configmaps"}]},
+            "spec.outputResources[0].resources",
+            "did you mean spec.outputResources[0].resource?",
         ),
         (
             {
@@ -106,8 +106,8 @@ def test_the_spec_is_read_with_defaults() -> None:
             "already listed at inputResources[0]",
         ),
         ({"hooks": {"tombstone": {"webhook": {"url": "http://x/"}}}}, "spec.hooks.map", "required"),
-        ({"hooks": {"map": {"webhook": {"url": "x"}}, "sync": {}}}, "spec.hooks.sync", "unknown"),
-        ({"selector": {}}, "spec.selector", "unknown field"),
+        ({"hooks": {"mapping": {}, "map": {"webhook": {"url": "x"}}}}, "spec.hooks.map", "url"),
+        ({"hook": {}}, "spec.hook", "did you mean spec.hooks?"),
     ],
 )
 def test_spec_errors_name_the_field(overrides: dict[str, Any], field: str, message: str) -> None:

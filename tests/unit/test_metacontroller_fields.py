@@ -1,7 +1,8 @@
 """Every field of Metacontroller's CompositeController and DecoratorController CRDs (vendored
-in tests/data/metacontroller) is accepted with its meaning, or refused naming the field and
-saying it is not supported: none is dropped in silence. And a controller as Metacontroller's
-CRDs store it (`version: v1` defaulted on every hook) is read."""
+in tests/data/metacontroller) is accepted with its meaning (never as an unknown field), ignored
+with a warning naming it where Metacontroller does nothing with it either, or refused naming
+the field and saying it is not supported: none is dropped in silence. And a controller as
+Metacontroller's CRDs store it (`version: v1` defaulted on every hook) is read."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import yaml
 from reconcile.specs.composite import parse_composite_controller
 from reconcile.specs.decorator import parse_decorator_controller
 from reconcile.specs.errors import SpecError
+from reconcile.specs.fields import IGNORED
 from reconcile.specs.hooks import HookVersion
 
 CRDS = Path(__file__).resolve().parents[1] / "data/metacontroller/metacontroller-crds-v1.yaml"
@@ -189,13 +191,18 @@ def test_every_metacontroller_field_is_accepted_or_refused_by_name(
         "metadata": {"name": "fields"},
         "spec": spec,
     }
+    named = [dotted(path[:n]) for n in range(len(path), 0, -1)]
     try:
-        PARSERS[kind](obj)
+        parsed = PARSERS[kind](obj)
     except SpecError as exc:
         message = str(exc)
-        named = [dotted(path[:n]) for n in range(len(path), 0, -1)]
         assert "not supported" in message, message
         assert any(f"spec.{name}:" in message for name in named), message
+        return
+    # read with its meaning: never as a field Metacontroller would not know
+    for warning in parsed.warnings:
+        assert IGNORED not in warning, warning
+        assert any(f"spec.{name}: ignored: " in warning for name in named), warning
 
 
 def stored_by_metacontroller(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
