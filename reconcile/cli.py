@@ -384,7 +384,8 @@ def run(
         str | None,
         typer.Option(
             "--git-ref",
-            help="With --git: a branch, tag or commit (default: the remote's default branch).",
+            help="With --git: a branch, tag, commit or revision (HEAD~1, origin/main; default: the "
+            "remote's default branch).",
         ),
     ] = None,
     git_cache: Annotated[

@@ -53,7 +53,7 @@ def diff(
     base: Annotated[
         str,
         typer.Argument(
-            help="The base: a directory, or with --git a branch, tag or commit.",
+            help="The base: a directory, or with --git a branch, tag, commit or revision (HEAD~1).",
             metavar="BASE",
             envvar="RECONCILE_DIFF_BASE",
             show_envvar=True,

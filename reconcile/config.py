@@ -161,7 +161,7 @@ class GitSettings:
     """`--git`: controllers and manifests read from a repository at a ref."""
 
     url: str | None = None
-    ref: str | None = None  # branch, tag or commit; None: the remote's default branch
+    ref: str | None = None  # branch, tag, commit or revision; None: the remote's default branch
     cache_dir: str | None = None  # None: ~/.cache/reconcile/git
 
     @property

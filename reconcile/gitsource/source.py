@@ -4,7 +4,9 @@ The cache (`--git-cache`, default `~/.cache/reconcile/git`) keeps one bare repos
 A run asks the remote what the ref points at (`git ls-remote`), fetches that one commit with
 `--depth=1` unless the cache has it already (git sends only the objects the cache lacks), and
 writes the commit's tree, as committed, into a directory of the run's own (removed when the run
-ends). A cache that git cannot use is removed and cloned again, once.
+ends). A revision expression (`HEAD~1`, `origin/main`: see `revisions`) is resolved by git in
+the cache, to a commit id, after fetching the remote's refs. A cache that git cannot use is
+removed and cloned again, once.
 
 What reaches git is checked first: a URL or ref that could be read as an option, a transport
 that runs commands (`ext::`), control characters. git runs with an environment of our own
@@ -36,25 +38,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reconcile.budget import Budget
+from reconcile.gitsource.checks import check_ref, check_url
 from reconcile.gitsource.credentials import CredentialError, Remote, remote
+from reconcile.gitsource.errors import GitSourceError
+from reconcile.gitsource.revisions import HEX, MIRROR, REMOTE_HEAD, rev_parse
 from reconcile.secret_values import scrub
 
-_HEX = re.compile(r"^[0-9a-f]{4,40}$")
 # what git says when the remote does not have the commit asked for
 _MISSING = re.compile(r"not our ref|couldn't find remote ref|no such remote ref|unadvertised")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# `<transport>::<address>` runs a remote helper (`ext::` runs any command)
-_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
-_SCHEMES = frozenset({"http", "https", "ssh", "git", "file", "git+ssh", "ssh+git"})
-_PROTOCOLS = ("http", "https", "ssh", "git", "file")  # git's names for what _SCHEMES reach
+_PROTOCOLS = ("http", "https", "ssh", "git", "file")  # git's names for what SCHEMES reach
 # Inherited variables that would point git elsewhere or run something: never passed on.
 _KEPT_GIT_VARIABLES = frozenset({"GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"})
 LOCK_WAIT = 120.0  # the longest a run waits for another using the same repository
-
-
-class GitSourceError(Exception):
-    """The repository cannot be read as asked; the message names the URL (never credentials)
-    and says why."""
 
 
 @dataclass(frozen=True)
@@ -74,44 +69,6 @@ class Checkout:
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "reconcile" / "git"
-
-
-def check_url(url: str) -> None:
-    """GitSourceError unless `url` is a repository address and nothing else: not an option,
-    no control characters, no remote-helper transport, a known scheme."""
-    if not url:
-        raise GitSourceError("--git: the URL is empty")
-    if url.startswith("-"):
-        raise GitSourceError("--git: a URL cannot start with '-' (git would read an option)")
-    if _CONTROL.search(url):
-        raise GitSourceError("--git: the URL holds a control character")
-    if _TRANSPORT.match(url):
-        raise GitSourceError(
-            f"--git: {url.split('::', 1)[0]}:: transports are not supported (they run commands)"
-        )
-    if "://" in url:
-        scheme = url.split("://", 1)[0].lower()
-        if scheme not in _SCHEMES:
-            raise GitSourceError(
-                f"--git: the scheme {scheme}:// is not supported ({', '.join(sorted(_SCHEMES))})"
-            )
-
-
-def check_ref(ref: str) -> None:
-    """GitSourceError unless `ref` is a ref name git accepts (check-ref-format) or a SHA."""
-    problem = None
-    if not ref:
-        problem = "is empty"
-    elif ref.startswith("-"):
-        problem = "cannot start with '-' (git would read an option)"
-    elif _CONTROL.search(ref) or " " in ref:
-        problem = "holds a space or a control character"
-    elif any(bad in ref for bad in ("..", "@{", "\\", "~", "^", ":", "?", "*", "[", "//")):
-        problem = "holds a character git does not allow in a ref (.. @{ \\ ~ ^ : ? * [ //)"
-    elif ref.endswith((".", "/", ".lock")) or ref.startswith("/") or "/." in ref:
-        problem = "is not a valid ref name"
-    if problem is not None:
-        raise GitSourceError(f"--git-ref {ref!r}: {problem}")
 
 
 def checkout(
@@ -273,9 +230,21 @@ class _CachedRepo:
         ):
             if name in refs and name.startswith("refs/"):
                 return ref, refs[name]
-        if _HEX.match(ref):
+        if HEX.match(ref):
             return ref, ref  # a commit: checked when it is fetched
-        raise GitSourceError(f"git: {url} has no branch, tag or ref named {ref!r}")
+        return ref, self.revision(ref, refs.get("HEAD"))
+
+    def revision(self, ref: str, head: str | None) -> str:
+        """The commit an expression (or a name ls-remote does not list: `HEAD`, `origin/main`)
+        names, resolved by git in the cache once it has every branch, tag and remote-tracking
+        ref of the remote, and its HEAD (`head`) as the cache's."""
+        try:
+            self._fetch_all(*([f"+HEAD:{REMOTE_HEAD}"] if head else []))
+        except GitSourceError as exc:
+            raise GitSourceError(f"git: cannot fetch from {self.remote.url}: {exc}") from None
+        if head:
+            self.git("update-ref", "--no-deref", "HEAD", head)
+        return rev_parse(self.git, self.remote.url, ref)
 
     def fetch(self, commit: str) -> str:
         """Make `commit` available in the cache, fetching only what the cache lacks; returns its
@@ -305,15 +274,21 @@ class _CachedRepo:
         if len(commit) == 40:
             self.git("fetch", "--quiet", "--depth=1", "--no-tags", "--end-of-options", url, commit)
             return
-        # an abbreviated SHA: only a full fetch can find it
+        self._fetch_all()  # an abbreviated SHA: only a full fetch can find it
+
+    def _fetch_all(self, *extra: str) -> None:
+        """The remote's refs (MIRROR) and `extra` refspecs, with the whole history."""
+        shallow = self.git("rev-parse", "--is-shallow-repository").strip() == "true"
         self.git(
             "fetch",
             "--quiet",
             "--no-tags",
+            "--prune",
+            *(["--unshallow"] if shallow else []),
             "--end-of-options",
-            url,
-            "+refs/heads/*:refs/remotes/origin/*",
-            "+refs/tags/*:refs/tags/*",
+            self.remote.url,
+            *MIRROR,
+            *extra,
         )
 
     def _has(self, commit: str) -> bool:

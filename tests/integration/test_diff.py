@@ -95,6 +95,32 @@ def test_a_one_word_change_between_two_refs(repo: Path, tmp_path: Path) -> None:
     assert "last-applied" not in text and "resourceVersion" not in text
 
 
+def test_revision_expressions_name_the_sides(repo: Path, tmp_path: Path) -> None:
+    """What `git rev-parse` resolves (`HEAD~1`, an abbreviated commit and `^`) names a side, as
+    the commit it resolves to."""
+    greetings = repo / "apps" / "greetings.yaml"
+    greetings.write_text(greetings.read_text().replace("Hello from git", "Hello from a branch"))
+    commit(repo, "A warmer hello")
+    head = git(repo, "rev-parse", "HEAD")
+    done = reconcile(
+        "diff", "--git", repo.as_uri(), f"{head[:7]}^", "HEAD", *INPUTS, "--report-format",
+        "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    report = as_json(done)
+    assert report["base"]["commit"] == git(repo, "rev-parse", "main")
+    assert report["head"]["commit"] == head
+    assert changed(report) == {
+        "ConfigMap greetings/hello-greeting": ("changed", ["data.message"]),
+        "Greeting greetings/hello": ("changed", ["spec.message"]),
+    }
+    same = reconcile(
+        "diff", "--git", repo.as_uri(), "HEAD~1", "main", *INPUTS, "--report-format", "json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert same.returncode == 0, same.stdout + same.stderr
+
+
 def test_a_hook_change_shows_in_every_child_and_nowhere_else(repo: Path, tmp_path: Path) -> None:
     hook = repo / "hooks" / "greeter.py"
     hook.write_text(hook.read_text().replace('{"message": message}', '{"message": message + "!"}'))
