@@ -1,4 +1,4 @@
-"""Seeding a cluster from manifest files: every object of a file or directory created, namespaces
+"""Seeding a cluster from manifest files: every object of files or directories created, namespaces
 first, then CRDs, then everything else with owners before their dependents. Owner references are
 re-pointed at the uids the owners get on this load (a dump leaves uids out). Works through the
 Cluster protocol, on either backend."""
@@ -6,6 +6,7 @@ Cluster protocol, on either backend."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,12 +271,24 @@ def load_manifests(
     kustomize; `-` for standard input). Namespaced objects without a namespace go to
     `default`. Raises `ManifestError` listing every failure after loading all the rest; returns
     the created objects."""
-    root = Path(path)
+    return load_all_manifests(cluster, [path], recursive=recursive)
+
+
+def load_all_manifests(
+    cluster: Cluster, paths: Sequence[str | os.PathLike[str]], *, recursive: bool = False
+) -> list[Obj]:
+    """`load_manifests` of several paths as one: their namespaces first, then their CRDs, then
+    everything else, owners before dependents, whichever path each came from (a Namespace in
+    the last path exists before the first path's objects in it)."""
     loading = _Loading(cluster)
     docs: list[_Doc] = []
-    for index, source in enumerate(manifest_sources(root, recursive)):
-        label = source.label_within(root)
-        docs += _read_documents(source, label, index, loading.failures)
+    index = 0
+    for path in paths:
+        root = Path(path)
+        for source in manifest_sources(root, recursive):
+            label = source.label_within(root)
+            docs += _read_documents(source, label, index, loading.failures)
+            index += 1
     namespaces = [d for d in docs if _is_namespace(d)]
     definitions = [d for d in docs if _is_crd(d)]
     rest = [d for d in docs if not _is_namespace(d) and not _is_crd(d)]

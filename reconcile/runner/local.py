@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.crds import CRD_FILES
-from reconcile.files.seed import load_manifests
+from reconcile.files.seed import load_all_manifests, load_manifests
 from reconcile.runner.sources import yaml_documents
 
 
@@ -24,8 +24,8 @@ def seeded_cluster(
     # The manifests may carry these CRDs too (a reloaded --output-dir does): theirs then win.
     for crd in CRD_FILES:
         load_manifests(cluster, crd)
-    for path in paths:
-        load_manifests(cluster, path, recursive=recursive)
+    # one load: every path's namespaces and CRDs before any path's other objects
+    load_all_manifests(cluster, paths, recursive=recursive)
     cluster.stats.reset()
     return cluster
 
