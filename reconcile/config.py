@@ -138,6 +138,9 @@ class ReconcileSettings:
     target_label_selector: str | None = None
     server_side_apply: bool = False  # --apply-strategy server-side
     force_conflicts: bool = False  # with server-side apply: take fields other managers own
+    # A run without controllers is an ordinary one (`reconcile diff` of plain manifests): not
+    # warned about.
+    controllers_optional: bool = False
 
     def with_manifest_paths(self, paths: tuple[str, ...]) -> ReconcileSettings:
         return replace(self, manifest_paths=paths)

@@ -149,6 +149,7 @@ def _side_config(config: DiffConfig, where: str) -> RunConfig:
             max_duration=config.max_duration,
             recursive=config.recursive,
             allowed_hook_hosts=config.allowed_hook_hosts,
+            controllers_optional=True,  # a diff of plain manifests is a normal use
         ),
         local=LocalSettings(
             manifest_paths=inside(config.local), kubernetes_version=config.kubernetes_version

@@ -217,9 +217,12 @@ class RunLoop:
                 loaded = self._load(result) or loaded
         if not loaded.composite and not loaded.decorator and not loaded.map:
             missing = self._no_controllers(loaded)
-            log.warning("%s", missing)
-            if not self.settings.apply_paths:  # applying manifests alone is a run of its own
-                result.warnings.append(missing)
+            if self.settings.controllers_optional:  # `reconcile diff` of plain manifests
+                log.info("%s", missing)
+            else:
+                log.warning("%s", missing)
+            if not self.settings.apply_paths and not self.settings.controllers_optional:
+                result.warnings.append(missing)  # applying manifests alone is a run of its own
         try:
             self._passes(result, deadline, loaded, lock, executor)
         finally:

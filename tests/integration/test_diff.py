@@ -206,6 +206,25 @@ def test_a_side_that_fails_is_an_error_not_a_difference(tmp_path: Path) -> None:
     assert "base (main):" in bad_ref.stdout
 
 
+def test_plain_manifests_are_compared_without_a_word_about_controllers(tmp_path: Path) -> None:
+    """A diff of manifests without any controller is an ordinary use: nothing on stderr says
+    that no controller ran (a plain run still does)."""
+    for side, message in (("base", "hello"), ("head", "hello, world")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "settings.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+            f"data: {{message: {message!r}}}\n"
+        )
+    done = reconcile("diff", "base", "head", "--report-format", "json", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert changed(as_json(done)) == {"ConfigMap default/settings": ("changed", ["data.message"])}
+    assert "no controllers to run" not in done.stderr
+    assert "WARNING" not in done.stderr, done.stderr
+    plain = reconcile("--local", "base", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert "no controllers to run" in plain.stderr
+
+
 def test_help_and_usage(tmp_path: Path) -> None:
     help_text = reconcile("diff", "--help", cwd=tmp_path)
     assert help_text.returncode == 0
