@@ -64,6 +64,8 @@ class ActionResult:
 class Divergence(StrEnum):
     IGNORED = "ignored"  # the server accepted the update and kept the object as it was
     REVERTED = "reverted"  # the same change was needed again in a later pass
+    # deleted and created again (or created and deleted again) in a later pass of one run
+    RECREATED = "recreated"
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,17 @@ class NotConverging:
     how: Divergence
     changes: tuple[FieldChange, ...]
     pass_number: int
+    # RECREATED: what the run did to it, pass by pass ("pass 1 created it as ingresses...")
+    detail: str = ""
 
     def describe(self) -> str:
+        if self.how is Divergence.RECREATED:
+            return (
+                f"{self.object} does not converge: {self.detail}, so every run would do the "
+                "same. Left alone for the rest of the run; see that no two of the controller's "
+                "resources list the same objects (one kind under two API versions), and that "
+                "its hook asks for the object every time or never."
+            )
         fields = "; ".join(c.describe() for c in self.changes[:5])
         if len(self.changes) > 5:
             fields += f"; and {len(self.changes) - 5} more fields"

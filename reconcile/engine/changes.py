@@ -26,17 +26,22 @@ class FieldChange:
 
 
 def field_changes(
-    wanted: dict[str, Any], kept: dict[str, Any], *, status: bool = False
+    wanted: dict[str, Any],
+    kept: dict[str, Any],
+    *,
+    status: bool = False,
+    with_status: bool = False,
 ) -> list[FieldChange]:
     """The leaves where `wanted` (the object sent) and `kept` (the object in the cluster)
-    differ, within `status` for a status update and outside it otherwise. Secret values are
-    hidden."""
+    differ, within `status` for a status update and outside it otherwise; `with_status`: the
+    status too (an update of an object without the status subresource writes its status).
+    Secret values are hidden."""
     changes: list[FieldChange] = []
     if status:
         _walk(wanted.get("status", _ABSENT), kept.get("status", _ABSENT), "status", changes)
     else:
         for key in sorted(set(wanted) | set(kept)):
-            if key in ("status", "apiVersion", "kind"):
+            if key in ("apiVersion", "kind") or (key == "status" and not with_status):
                 continue
             if key == "metadata":
                 _walk(_meta(wanted), _meta(kept), "metadata", changes)

@@ -173,7 +173,7 @@ def plan_target(
                 target_resource,
                 target,
                 target_after,
-                "labels, annotations or finalizer",
+                _what_changes(target, target_after),
             )
         )
     attachments = ChildrenDiff()
@@ -275,6 +275,26 @@ def _target_update(
     if json_equal(after, target):
         return None
     return after
+
+
+def _what_changes(target: Obj, after: Obj) -> str:
+    """What the target's update writes, for reports: "labels", "status", "labels and
+    finalizer"..."""
+    before_meta, after_meta = metadata(target), metadata(after)
+    parts = [
+        part
+        for part, key in (
+            ("labels", "labels"),
+            ("annotations", "annotations"),
+            ("finalizer", "finalizers"),
+        )
+        if not json_equal(before_meta.get(key) or None, after_meta.get(key) or None)
+    ]
+    if not json_equal(target.get("status"), after.get("status")):
+        parts.append("status")
+    if not parts:
+        return "labels, annotations or finalizer"
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _as_attachment(

@@ -13,23 +13,21 @@ from reconcile.cluster.errors import AlreadyExists, ApiError, FieldConflict, Not
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Propagation
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.changes import FieldChange, field_changes, fingerprint
-from reconcile.engine.status import OBSERVED_GENERATION, drops_observed_generation
+from reconcile.engine.status import drops_observed_generation
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
-from reconcile.objects.meta import Obj, identity, metadata, name_of
+from reconcile.objects.meta import Obj, metadata, name_of
 from reconcile.objects.slim import put_body
-from reconcile.results import ActionResult, Divergence, NotConverging, ParentResult
+from reconcile.results import ActionResult, NotConverging, ParentResult
 from reconcile.runner.events import change_events, event, repeated
+from reconcile.runner.loop_guard import GuardKey, LoopGuard
 
 log = logging.getLogger(__name__)
 
 
-_GUARDED = (ActionKind.UPDATE, ActionKind.STATUS)
 NAMESPACES = "namespaces"
 CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 # Events a run records at most: a run never floods a namespace, whatever it changes.
 MAX_EVENTS_PER_RUN = 200
-GuardKey = tuple[str, str, str, str]
 NOT_ATTEMPTED = "not attempted"
 EARLIER_FAILED = "an earlier action failed"
 # Writes a parent may send at once: to different objects, none depending on another.
@@ -37,10 +35,11 @@ _TOGETHER = (ActionKind.CREATE, ActionKind.DELETE, ActionKind.UPDATE)
 
 
 class Executor:
-    """Sends a run's actions. One per run: it is also the loop guard, which remembers each
-    object's updates across passes. An update the server accepts without changing the object,
-    or the same change needed again in a later pass, marks the object as not converging; its
-    updates are then left alone for the rest of the run."""
+    """Sends a run's actions. One per run: it keeps the run's loop guard (runner/loop_guard.py),
+    which remembers the writes across passes: an update the server accepts without changing
+    the object, the same change needed again in a later pass, or an object deleted and created
+    again, marks the object as not converging; its writes are then left alone for the rest of
+    the run."""
 
     def __init__(
         self,
@@ -63,16 +62,20 @@ class Executor:
         self.strategy = strategy  # how children are written: the planners ask it too
         self.budget = budget or Budget()
         self.pass_number = 1
-        self.not_converging: dict[GuardKey, NotConverging] = {}
+        self.guard = LoopGuard()
         # what the run learnt of the parents' schemas, said once in the report
         self.schema_notes: set[str] = set()
         self.drops_generation: set[str] = set()  # parents (group/resource) whose schema drops it
         self.events_sent = 0
         self._events_lock = threading.Lock()
-        self._updates: dict[GuardKey, tuple[int, str]] = {}
         self.write_concurrency = write_concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+
+    @property
+    def not_converging(self) -> dict[GuardKey, NotConverging]:
+        """The objects the loop guard found not converging, and left alone."""
+        return self.guard.not_converging
 
     def execute(
         self,
@@ -135,12 +138,9 @@ class Executor:
             return self._validate(action)
         if self.dry_run:
             return ActionResult(action, applied=False), None
-        key = _guard_key(action)
-        mark = self._mark(action) if action.kind in _GUARDED else None
-        if mark is not None and self._held(action, key, mark):
-            stuck = self.not_converging[key]
-            why = f"left alone: {stuck.object} does not converge (pass {stuck.pass_number})"
-            return ActionResult(action, applied=False, error=why, held=True), None
+        guarded = self.guard.before(action, self.pass_number)
+        if guarded.held:
+            return ActionResult(action, applied=False, error=guarded.held, held=True), None
         try:
             self.budget.check(action.describe())
             returned = self._send(action, versions)
@@ -152,14 +152,11 @@ class Executor:
                 action, applied=False, error=str(exc), transient=is_transient(exc)
             )
             return failed, exc
-        if mark is not None:
-            # only a change the server accepted can be "needed again" later
-            self._updates[key] = (self.pass_number, mark[1])
         if returned is not None:
             versions[_key(action)] = str(metadata(returned).get("resourceVersion") or "")
         if action.kind is ActionKind.STATUS and drops_observed_generation(action.after, returned):
             self.note_dropped_generation(action.resource.group_resource)
-        unchanged = action.kind in _GUARDED and self._ignored(action, key, returned)
+        unchanged = self.guard.after(guarded, action, returned, self.pass_number)
         log.debug("applied %s", action.describe())
         return ActionResult(action, applied=True, unchanged=unchanged), None
 
@@ -214,49 +211,6 @@ class Executor:
             if self._pool is not None:
                 self._pool.shutdown()
                 self._pool = None
-
-    def _mark(self, action: Action) -> tuple[list[FieldChange], str]:
-        assert action.after is not None and action.before is not None
-        changes = field_changes(
-            action.after, action.before, status=action.kind is ActionKind.STATUS
-        )
-        return changes, fingerprint(changes)
-
-    def _held(self, action: Action, key: GuardKey, mark: tuple[list[FieldChange], str]) -> bool:
-        """Whether this update is left alone: its object already does not converge, or it is
-        the same change an earlier pass made and the server accepted (which then did not
-        stick)."""
-        if key in self.not_converging:
-            return True
-        changes, fingerprint_now = mark
-        earlier = self._updates.get(key)
-        if earlier is None or earlier[0] == self.pass_number or earlier[1] != fingerprint_now:
-            return False
-        self._diverged(key, action, Divergence.REVERTED, changes)
-        return True
-
-    def _ignored(self, action: Action, key: GuardKey, returned: Obj | None) -> bool:
-        """Whether the server kept the object as it was (same resourceVersion)."""
-        if returned is None or action.before is None:
-            return False
-        before = str(metadata(action.before).get("resourceVersion") or "")
-        if not before or str(metadata(returned).get("resourceVersion") or "") != before:
-            return False
-        assert action.after is not None
-        changes = field_changes(action.after, returned, status=action.kind is ActionKind.STATUS)
-        # reconcile's own observedGeneration, dropped by the parent's schema: not the hook's
-        changes = [c for c in changes if c.path != f"status.{OBSERVED_GENERATION}"]
-        if not changes:
-            return False
-        self._diverged(key, action, Divergence.IGNORED, changes)
-        return True
-
-    def _diverged(
-        self, key: GuardKey, action: Action, how: Divergence, changes: list[FieldChange]
-    ) -> None:
-        stuck = NotConverging(identity(action.target), how, tuple(changes), self.pass_number)
-        self.not_converging.setdefault(key, stuck)
-        log.error("%s", stuck.describe())
 
     def _send(self, action: Action, versions: dict[tuple[str, str, str], str]) -> Obj | None:
         resource, cluster = action.resource, self._writer
@@ -411,7 +365,3 @@ def _independent(actions: list[Action], start: int) -> list[Action]:
 
 def _key(action: Action) -> tuple[str, str, str]:
     return (action.resource.group_resource, action.namespace, action.name)
-
-
-def _guard_key(action: Action) -> GuardKey:
-    return (*_key(action), action.kind.verb)

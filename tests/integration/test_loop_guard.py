@@ -10,7 +10,7 @@ from typing import Any
 
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.types import ResourceInfo
-from reconcile.engine.changes import HIDDEN, field_changes
+from reconcile.engine.changes import HIDDEN, FieldChange, field_changes
 from reconcile.report.json_report import report_dict
 from reconcile.results import Divergence, NotConverging, RunResult
 from tests.support.backends import Backend
@@ -129,3 +129,85 @@ def test_the_json_report_lists_the_fields_and_hides_secret_values() -> None:
         }
     ]
     assert "c2VjcmV0" not in json.dumps(report)
+
+
+def counter(gauges: ResourceInfo, url: str, *, attachments: bool = False) -> dict[str, Any]:
+    """A DecoratorController over `gauges` (ConfigMaps as its attachments, with
+    `attachments`)."""
+    spec: dict[str, Any] = {
+        "resources": [{"apiVersion": gauges.api_version, "resource": gauges.resource}],
+        "hooks": {"sync": webhook(url)},
+    }
+    if attachments:
+        spec["attachments"] = [{"apiVersion": "v1", "resource": "configmaps"}]
+    return {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "DecoratorController",
+        "metadata": {"name": "counter"},
+        "spec": spec,
+    }
+
+
+def test_a_status_that_moves_between_passes_is_written_each_time(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """A decorator whose target has no status subresource writes its status with the target:
+    0 in pass 1 and 1 in pass 2 (the hook counts what pass 1 made) is a change that moves,
+    not the same change needed again."""
+    gauges = backend.apply_crd("Gauge", status=False)
+    configmaps = backend.admin.discover("v1", "configmaps")
+    backend.admin.create(gauges, parent(gauges, "g", namespace))
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        made = len(request["attachments"].get("ConfigMap.v1", {}))
+        attachment = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "made"}}
+        return {"status": {"replicas": made}, "attachments": [attachment]}
+
+    with serve(sync) as server:
+        controller = counter(gauges, server.url, attachments=True)
+        path = write_controllers(tmp_path, controller)
+        result = run(backend, path)
+        assert result.errors == [], result.errors
+        assert result.not_converging == []
+        assert result.converged
+        assert backend.admin.get(gauges, "g", namespace=namespace)["status"] == {"replicas": 1}
+        backend.admin.get(configmaps, "made", namespace=namespace)
+        writes = [a.action for p in result.passes for q in p.parents() for a in q.actions]
+        assert [a.reason for a in writes if a.resource == gauges] == ["status", "status"]
+        mark = backend.mark()
+        again = run(backend, path)
+    assert again.errors == [] and again.converged
+    assert backend.mutations_since(mark) == {}
+
+
+def test_a_status_set_back_between_passes_is_named_and_labelled_as_status(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """The same status change (5 to 1) needed again: the guard names the field and the held
+    write says it writes the status."""
+    gauges = backend.apply_crd("Gauge", status=False)
+    for name in ("a-first", "b-second"):
+        backend.admin.create(gauges, {**parent(gauges, name, namespace), "status": {"replicas": 5}})
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        if request["object"]["metadata"]["name"] == "b-second":
+            # the other writer: sets a-first's status back to 5
+            current = backend.admin.get(gauges, "a-first", namespace=namespace)
+            if current["status"] != {"replicas": 5}:
+                backend.admin.update(gauges, {**current, "status": {"replicas": 5}})
+            return {}
+        return {"status": {"replicas": 1}}
+
+    with serve(sync) as server:
+        path = write_controllers(tmp_path, counter(gauges, server.url))
+        result = run(backend, path, workers=1)
+    (stuck,) = result.not_converging
+    assert stuck.how is Divergence.REVERTED
+    assert stuck.changes == (FieldChange("status.replicas", 1, 5),)
+    (error,) = [e for e in result.errors if "does not converge" in e]
+    assert error.startswith(f"Gauge {namespace}/a-first does not converge: pass 2 needed")
+    assert "(status.replicas: the cluster keeps `5` where the hook returns `1`)" in error
+    held = [a for p in result.passes[-1].parents() for a in p.actions if a.held]
+    assert [(a.action.reason, a.error) for a in held] == [
+        ("status", f"left alone: Gauge {namespace}/a-first does not converge (pass 2)")
+    ]

@@ -138,6 +138,18 @@ def test_status_goes_through_the_subresource_when_there_is_one() -> None:
     assert update.kind is ActionKind.UPDATE and update.after["status"] == {"ok": True}
 
 
+def test_the_target_update_says_what_it_writes() -> None:
+    """The reports name what changes: the status written with the target's update too."""
+    (update,) = plan(WITHOUT_STATUS, target(), {"status": {"ok": True}})
+    assert update.reason == "status"
+    (update,) = plan(WITHOUT_STATUS, target(), {"labels": {"a": "1"}, "status": {"ok": True}})
+    assert update.reason == "labels and status"
+    (update,) = plan(
+        WITH_STATUS, target(labels={"a": "1"}), {"labels": {"a": None}, "annotations": {"n": "1"}}
+    )
+    assert update.reason == "labels and annotations"
+
+
 def test_finalize_runs_on_opt_out_only_with_the_finalizer() -> None:
     controller = parse_decorator_controller(
         spec(
