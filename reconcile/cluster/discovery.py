@@ -32,6 +32,7 @@ def parse_resource_list(api_version: str, document: dict[str, Any]) -> list[Reso
                 verbs=frozenset(str(v) for v in entry.get("verbs") or []),
                 short_names=tuple(str(s) for s in entry.get("shortNames") or []),
                 singular=str(entry.get("singularName") or ""),
+                storage_hash=str(entry.get("storageVersionHash") or ""),
             )
         )
     return out

@@ -18,6 +18,10 @@ class ResourceInfo:
     verbs: frozenset[str] = field(default_factory=frozenset)
     short_names: tuple[str, ...] = ()
     singular: str = ""
+    # discovery's storageVersionHash: two resources with the same one are the same objects
+    # (ingresses under extensions/v1beta1 and networking.k8s.io/v1); "" when not given.
+    # Not part of the value: a resource is the same one whoever described it.
+    storage_hash: str = field(default="", compare=False)
 
     @property
     def api_version(self) -> str:

@@ -47,6 +47,7 @@ from reconcile.objects.selectors import LabelSelector
 from reconcile.results import ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv, Refused
 from reconcile.runner.hookcall import call_hook
+from reconcile.runner.overlaps import refuse_shared_objects
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import (
     ControllerError,
@@ -121,6 +122,8 @@ class CompositeKind(ControllerKind[ParentWork]):
 
     def prepare(self, scope: ExitStack) -> list[ParentWork]:
         self.resolved = resolve(self.cluster, self.controller)
+        children = [t.resource for t in self.resolved.children]
+        refuse_shared_objects(self.where, "spec.childResources", children, self.snapshot)
         work = []
         for parent in self.snapshot.objects(self.resolved.parent):
             mode = mode_for(self.controller, parent)

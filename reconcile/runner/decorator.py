@@ -20,6 +20,7 @@ from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv
 from reconcile.runner.hookcall import call_hook
+from reconcile.runner.overlaps import refuse_shared_objects
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import ControllerError
 from reconcile.specs.decorator import DecoratorController
@@ -55,6 +56,8 @@ class DecoratorKind(ControllerKind[TargetWork]):
             AttachmentType(rule, cluster.discover(rule.api_version, rule.resource))
             for rule in controller.attachments
         ]
+        attachments = [t.resource for t in self.types]
+        refuse_shared_objects(self.where, "spec.attachments", attachments, self.snapshot)
         if any(not t.resource.namespaced for t in self.types) and any(
             r.namespaced for _, r in rules
         ):

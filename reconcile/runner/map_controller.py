@@ -40,6 +40,7 @@ from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ActionResult, ParentResult
 from reconcile.runner.controller_pass import ControllerKind, PassEnv
 from reconcile.runner.hookcall import call_hook
+from reconcile.runner.overlaps import refuse_shared_objects
 from reconcile.runner.resolving import (
     discover,
     parent_resource,
@@ -87,6 +88,8 @@ class MapKind(ControllerKind[Obj]):
 
     def prepare(self, scope: ExitStack) -> list[Obj]:
         self.resolved = resolve(self.env.cluster, self.controller)
+        outputs = [t.resource for t in self.resolved.outputs]
+        refuse_shared_objects(self.where, "spec.outputResources", outputs, self.env.snapshot)
         self.calls = scope.enter_context(
             ThreadPoolExecutor(self.env.workers, thread_name_prefix="map-call")
         )
