@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterable
 
 from reconcile.cluster.errors import BadRequest
-from reconcile.cluster.memory import kinds
+from reconcile.cluster.memory import kinds, status
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.kinds.services import note_allocations
 from reconcile.cluster.memory.releases import Release
@@ -24,6 +24,7 @@ class BuiltinAdmission:
     def __init__(self, release: Release) -> None:
         self.release = release
         self.context = kinds.Context(release.minor)
+        self.zero_values = status.ZeroValues(release.schemas)
 
     def create(self, info: ResourceInfo, body: Obj, name: str, services: Iterable[Obj]) -> None:
         """Decode, default and validate a new object in place (raises BadRequest / Invalid)."""
@@ -45,6 +46,20 @@ class BuiltinAdmission:
         rules.after_update(stored, body)
         errors = rules.errors(body) + rules.update_errors(stored, body, self.release.minor)
         v.raise_invalid(info, name, _merged(schema_errors, errors), minor=self.release.minor)
+
+    def update_status(
+        self, info: ResourceInfo, stored: Obj, body: Obj, name: str
+    ) -> list[v.FieldError]:
+        """Make a status write's body the object it stores, in place (see `status`); returns
+        the kind's status errors (raises BadRequest for a body that cannot be decoded)."""
+        rules = kinds.rules_for(info.group_resource)
+        api_version = str(body.get("apiVersion") or info.api_version)
+        self._decode(info, body, name)  # its enum and required checks are not a status's
+        rules.default(body, kinds.Context(self.release.minor))  # allocations are the spec's
+        status.reset_to_stored(stored, body)
+        rules.status_update(stored, body, self.release.minor)
+        self.zero_values.fill(self.release.schemas.root(api_version, info.kind), body)
+        return rules.status_errors(stored, body, self.release.minor)
 
     def created(self, info: ResourceInfo, body: Obj) -> None:
         """What the create strategy sets once the object has its uid."""

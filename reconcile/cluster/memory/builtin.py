@@ -317,6 +317,9 @@ UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # Built-in resources whose strategies set metadata.generation (1 on create, +1 on spec changes);
 # the others leave it unset. Custom resources always track it.
 GENERATION_GROUPS = frozenset({"apps", "batch"})
+# Resources that set it only from a release on (1.20's Jobs and CronJobs have none; Pods have one
+# from 1.33, KEP 5067).
+GENERATION_SINCE = {"jobs.batch": 21, "cronjobs.batch": 21, "pods": 33}
 NO_GENERATION_RESOURCES = frozenset({"controllerrevisions.apps"})
 GENERATION_RESOURCES = frozenset(
     {

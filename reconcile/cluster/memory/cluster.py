@@ -25,7 +25,6 @@ from reconcile.cluster.memory.fields import field_matcher
 from reconcile.cluster.memory.lifecycle import Lifecycle
 from reconcile.cluster.memory.paging import decode_continue, encode_continue
 from reconcile.cluster.memory.registry import ResourceRegistry
-from reconcile.cluster.memory.schema import apply_schema
 from reconcile.cluster.memory.store import ObjectStore
 from reconcile.cluster.memory.util import (
     clone,
@@ -261,16 +260,7 @@ class MemoryCluster:
             v.check_type(info, body)
             stored = self._writes.existing(info, name_of_body(body), target_namespace(info, body))
             self._writes.check_preconditions(info, stored, body["metadata"])
-            new: Obj = clone(stored)
-            if "status" in body:
-                new["status"] = body["status"]
-            else:
-                new.pop("status", None)
-            if self._registry.is_custom(info.group_resource):
-                errors = apply_schema(
-                    self._writes.schema(info), new, self.release.minor, old=stored
-                )
-                v.raise_invalid(info, name_of_body(body), errors, minor=self.release.minor)
+            new = self._writes.status_update(info, stored, body)
             self._writes.track(info, stored, new, self._write(subresource="status"))
             if new == stored:
                 return self._out(info, stored)

@@ -242,6 +242,37 @@ class WritePath:
             self.registry.register_custom(*crd.resources(body))
         return body
 
+    def status_update(self, info: ResourceInfo, stored: Obj, body: Obj) -> Obj:
+        """The object a write of `body` to the status subresource stores: a custom resource's
+        (or a CRD's) stored object with the body's status, checked by its schema; a built-in
+        kind's as its status strategy makes it (`status`)."""
+        name = name_of_body(body)
+        minor = self.release.minor
+        if not self._is_builtin(info.group_resource):
+            new: Obj = clone(stored)
+            if "status" in body:
+                new["status"] = body["status"]
+            else:
+                new.pop("status", None)
+            if self.registry.is_custom(info.group_resource):
+                errors = apply_schema(self.schema(info), new, minor, old=stored)
+                v.raise_invalid(info, name, errors, minor=minor)
+            return new
+        meta: dict[str, Any] = body["metadata"]
+        stored_meta = metadata(stored)
+        for field in (*SERVER_FIELDS, "name", "namespace"):
+            if field in stored_meta:
+                meta[field] = clone(stored_meta[field])
+            else:
+                meta.pop(field, None)
+        status_errors = self.admission.update_status(info, stored, body, name)
+        errors = v.metadata_errors(metadata(body), minor)
+        if is_deleting(stored):
+            errors += v.no_new_finalizers(finalizers_of(stored), finalizers_of(body))
+        v.raise_invalid(info, name, errors + status_errors, minor=minor)
+        body["apiVersion"] = self.storage_info(info.group_resource).api_version
+        return body
+
     def _spec_changed(self, info: ResourceInfo, old: Obj, new: Obj) -> bool:
         """Whether a change bumps metadata.generation: anything outside metadata (and status,
         when status is a subresource) changed; deployments also count their annotations."""
@@ -261,6 +292,9 @@ class WritePath:
 
     def _tracks_generation(self, info: ResourceInfo) -> bool:
         group_resource = info.group_resource
+        since = builtin.GENERATION_SINCE.get(group_resource)
+        if since is not None and not self.registry.is_custom(group_resource):
+            return self.release.minor >= since
         return (
             self.registry.is_custom(group_resource)
             or group_resource in builtin.GENERATION_RESOURCES

@@ -1,7 +1,8 @@
 """What the in-process API server knows of one built-in kind, in one record (kube-apiserver
 keeps it in one strategy file per kind): its defaults, the finalizers admission adds on create,
 what an update keeps of the stored object, its validation beyond the schema, the status a create
-gives it, and what its create strategy sets once the object has a uid."""
+gives it, what its create strategy sets once the object has a uid, and what a write of its status
+subresource keeps, defaults and refuses."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def _no_status(_: Obj, __: int) -> Obj:
     return {}
 
 
+def _no_status_errors(*_: Any) -> Errors:
+    return []
+
+
 @dataclass(frozen=True)
 class KindRules:
     # defaults, on create and update (a value the writer set is never replaced)
@@ -54,6 +59,11 @@ class KindRules:
     initial_status: Callable[[Obj, int], Obj] = _no_status
     # what the create strategy sets once the object has its uid (object, minor)
     created: Callable[[Obj, int], None] = _nothing
+    # a status write (PUT .../status), after the spec is reset from the stored object: what the
+    # kind's status strategy also keeps of it, and the status defaults (stored, written, minor)
+    status_update: Callable[[Obj, Obj, int], None] = _nothing
+    # refused on a status write (stored, written, minor)
+    status_errors: Callable[[Obj, Obj, int], Errors] = _no_status_errors
     # a change of metadata.annotations bumps metadata.generation (Deployments)
     annotations_are_spec: bool = False
 

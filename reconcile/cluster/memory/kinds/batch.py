@@ -7,7 +7,7 @@ NonIndexed`, `suspend: false`; 1.29+: `podReplacementPolicy`. CronJob `concurren
 Allow`, `suspend: false`, `successfulJobsHistoryLimit: 3`, `failedJobsHistoryLimit: 1`.
 
 Validation: pod templates with `restartPolicy` OnFailure or Never; on update, a Job's template,
-selector and completions immutable.
+selector and completions immutable; a status write's counts non-negative.
 """
 
 from __future__ import annotations
@@ -127,12 +127,22 @@ def _job_update_errors(old: Obj, new: Obj, _: int) -> Errors:
     return errors
 
 
+def _job_status_errors(_: Obj, job: Obj, __: int) -> Errors:
+    status = as_dict(job.get("status"))
+    return [
+        v.invalid_value(f"status.{name}", status[name], "must be greater than or equal to 0")
+        for name in ("active", "succeeded", "failed", "ready", "terminating")
+        if isinstance(status.get(name), int) and status[name] < 0
+    ]
+
+
 JOBS = KindRules(
     default=_job,
     keep=_keep_selector,
     errors=lambda job: job_spec_errors(spec_of(job), "spec"),
     update_errors=_job_update_errors,
     created=_assign_selector,
+    status_errors=_job_status_errors,
 )
 CRONJOBS = KindRules(
     default=_cronjob,

@@ -1,11 +1,13 @@
 """Namespaces: the `kubernetes` finalizer in `spec.finalizers` (set on create; an update keeps
-the stored list, which only the finalize subresource changes), `status.phase: Active`, and
+the stored list, which only the finalize subresource changes), `status.phase: Active` (defaulted
+again by every status write that leaves it out; `Terminating` only while being deleted), and
 1.21+ the label `kubernetes.io/metadata.name`."""
 
 from __future__ import annotations
 
-from reconcile.cluster.memory.kinds.base import Context, KindRules, as_dict, child
-from reconcile.objects.meta import Obj
+from reconcile.cluster.memory import validation as v
+from reconcile.cluster.memory.kinds.base import Context, Errors, KindRules, as_dict, child
+from reconcile.objects.meta import Obj, is_deleting
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -32,9 +34,29 @@ def _keep_finalizers(stored: Obj, obj: Obj) -> None:
     obj["spec"] = spec
 
 
+def _default_phase(_: Obj, namespace: Obj, __: int) -> None:
+    status = child(namespace, "status")
+    if not status.get("phase"):
+        status["phase"] = "Active"
+
+
+def _phase_errors(_: Obj, namespace: Obj, __: int) -> Errors:
+    phase = as_dict(namespace.get("status")).get("phase")
+    if is_deleting(namespace):
+        if phase != "Terminating":
+            detail = "may only be 'Terminating' if `deletionTimestamp` is not empty"
+            return [v.invalid_value("status.Phase", phase, detail)]
+    elif phase != "Active":
+        detail = "may only be 'Active' if `deletionTimestamp` is empty"
+        return [v.invalid_value("status.Phase", phase, detail)]
+    return []
+
+
 NAMESPACES = KindRules(
     default=_namespace,
     on_create=_add_finalizer,
     keep=_keep_finalizers,
     initial_status=lambda _, __: {"phase": "Active"},
+    status_update=_default_phase,
+    status_errors=_phase_errors,
 )

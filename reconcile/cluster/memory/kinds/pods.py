@@ -14,6 +14,10 @@ Priority and DefaultTolerationSeconds admission plugins), `status: {phase: Pendi
 Validation: containers and images present, container names unique and DNS labels, container
 ports in range, a supported restart policy; on update only images, `activeDeadlineSeconds`,
 added tolerations and `terminationGracePeriodSeconds` may change.
+
+A status write keeps the stored owner references; 1.32+ a status without `qosClass` keeps the
+stored one; `observedGeneration` (of the status and of each condition) is dropped before 1.34
+(its feature gate off) and, from 1.34, kept from the stored status where a write leaves it out.
 """
 
 from __future__ import annotations
@@ -226,10 +230,44 @@ def _pod_update_errors(old_pod: Obj, new_pod: Obj, minor: int) -> Errors:
     return [v.forbidden("spec", detail)]
 
 
+# The status strategy backfills `qosClass` from 1.32; pods' `observedGeneration` (KEP 5067) is
+# served from 1.34 (beta, on by default).
+QOS_CLASS_KEPT_SINCE = 32
+OBSERVED_GENERATION_SINCE = 34
+
+
+def _pod_status_update(stored: Obj, pod: Obj, minor: int) -> None:
+    refs = as_dict(stored.get("metadata")).get("ownerReferences")
+    meta = child(pod, "metadata")
+    if refs is None:
+        meta.pop("ownerReferences", None)
+    else:
+        meta["ownerReferences"] = refs
+    status, old = child(pod, "status"), as_dict(stored.get("status"))
+    if minor >= QOS_CLASS_KEPT_SINCE and not status.get("qosClass") and old.get("qosClass"):
+        status["qosClass"] = old["qosClass"]
+    conditions = items(status, "conditions")
+    if minor < OBSERVED_GENERATION_SINCE:
+        for holder in (status, *conditions):
+            holder.pop("observedGeneration", None)
+        return
+    if not status.get("observedGeneration") and old.get("observedGeneration"):
+        status["observedGeneration"] = old["observedGeneration"]
+    earlier: dict[object, list[object]] = {}
+    for condition in items(old, "conditions"):
+        earlier.setdefault(condition.get("type"), []).append(condition.get("observedGeneration"))
+    for condition in conditions:
+        previous = earlier.get(condition.get("type")) or [None]
+        generation = previous.pop(0)
+        if not condition.get("observedGeneration") and generation:
+            condition["observedGeneration"] = generation
+
+
 PODS = KindRules(
     default=_default_pod,
     errors=lambda pod: pod_spec_errors(spec_of(pod), "spec", ANY_RESTART),
     update_errors=_pod_update_errors,
     initial_status=lambda pod, _: {"phase": "Pending", "qosClass": qos_class(spec_of(pod))},
+    status_update=_pod_status_update,
 )
 PODTEMPLATES = KindRules(default=lambda obj, context: default_template(obj, context.minor))

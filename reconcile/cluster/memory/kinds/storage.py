@@ -2,7 +2,8 @@
 
 Defaults: `volumeMode: Filesystem`; a volume's `persistentVolumeReclaimPolicy: Retain`; the
 protection finalizers `kubernetes.io/pvc-protection` / `pv-protection` (on create only, as the
-StorageObjectInUseProtection admission plugin adds them); `status.phase: Pending`.
+StorageObjectInUseProtection admission plugin adds them); `status.phase: Pending` (defaulted
+again by every status write that leaves it out).
 
 Validation: a claim has access modes and a storage request; on update its spec is immutable but
 its requests (and 1.29+ `volumeAttributesClassName`).
@@ -64,15 +65,23 @@ def _pending(_: Obj, __: int) -> Obj:
     return {"phase": "Pending"}
 
 
+def _default_phase(_: Obj, obj: Obj, __: int) -> None:
+    status = child(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+
+
 PERSISTENTVOLUMECLAIMS = KindRules(
     default=_claim,
     on_create=lambda obj: add_finalizer(obj, "kubernetes.io/pvc-protection"),
     errors=_claim_errors,
     update_errors=_claim_update_errors,
     initial_status=_pending,
+    status_update=_default_phase,
 )
 PERSISTENTVOLUMES = KindRules(
     default=_volume,
     on_create=lambda obj: add_finalizer(obj, "kubernetes.io/pv-protection"),
     initial_status=_pending,
+    status_update=_default_phase,
 )

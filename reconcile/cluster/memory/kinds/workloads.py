@@ -12,7 +12,8 @@ ReplicationController `replicas: 1` (the latter's selector and labels from its t
 
 Validation: selectors present, non-empty and matching their template's labels, pod templates
 with `restartPolicy: Always`; on update, selectors immutable, and a StatefulSet's spec outside
-the fields it may change.
+the fields it may change. A Deployment's status write keeps its labels and holds its counts to
+be non-negative and within `replicas`.
 """
 
 from __future__ import annotations
@@ -195,10 +196,54 @@ def _replicas(_: Obj, __: int) -> Obj:
     return {"replicas": 0}
 
 
+def _keep_labels(stored: Obj, deployment: Obj, _: int) -> None:
+    labels = as_dict(stored.get("metadata")).get("labels")
+    meta = child(deployment, "metadata")
+    if labels is None:
+        meta.pop("labels", None)
+    else:
+        meta["labels"] = dict(labels)
+
+
+_COUNTS = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas")
+
+
+def _deployment_status_errors(_: Obj, deployment: Obj, __: int) -> Errors:
+    status = as_dict(deployment.get("status"))
+
+    def count(name: str) -> int:
+        value = status.get(name, 0)
+        return value if isinstance(value, int) else 0
+
+    errors = [
+        v.invalid_value(f"status.{name}", count(name), "must be greater than or equal to 0")
+        for name in ("observedGeneration", *_COUNTS, "unavailableReplicas", "collisionCount")
+        if count(name) < 0
+    ]
+    for name in _COUNTS[1:]:
+        if count(name) > count("replicas"):
+            errors.append(
+                v.invalid_value(
+                    f"status.{name}", count(name), "cannot be greater than status.replicas"
+                )
+            )
+    if count("availableReplicas") > count("readyReplicas"):
+        errors.append(
+            v.invalid_value(
+                "status.availableReplicas",
+                count("availableReplicas"),
+                "cannot be greater than readyReplicas",
+            )
+        )
+    return errors
+
+
 DEPLOYMENTS = KindRules(
     default=_deployment,
     errors=_workload_errors("deployment"),
     update_errors=_selector_immutable,
+    status_update=_keep_labels,
+    status_errors=_deployment_status_errors,
     annotations_are_spec=True,
 )
 
