@@ -172,6 +172,19 @@ class GitSettings:
         return bool(self.url)
 
 
+class KustomizeIsolation(StrEnum):
+    """`--kustomize-isolation`: how kustomize is cut off from the network when remote entries
+    are not allowed. `auto` takes a network namespace of its own where one can be made, else a
+    seccomp filter that refuses it every socket but a Unix one, else refuses to run it;
+    `namespace` and `seccomp` take only that one; `none` runs it on the network (the fields are
+    still checked, proxies point nowhere and git may use no transport)."""
+
+    AUTO = "auto"
+    NAMESPACE = "namespace"
+    SECCOMP = "seccomp"
+    NONE = "none"
+
+
 @dataclass(frozen=True)
 class KustomizeSettings:
     """How a directory holding a kustomization is rendered (`kustomize build`)."""
@@ -180,6 +193,8 @@ class KustomizeSettings:
     allow_remote: bool = False
     # with --git: the checkout; a base or resource that resolves outside it is refused
     confined_to: str | None = None
+    # --kustomize-isolation: how kustomize is kept off the network (without allow_remote)
+    isolation: KustomizeIsolation = KustomizeIsolation.AUTO
 
 
 @dataclass(frozen=True)

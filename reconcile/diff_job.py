@@ -28,8 +28,9 @@ from reconcile.config import (
     ReportTarget,
     RunConfig,
 )
+from reconcile.engine.actions import ActionKind
 from reconcile.files.dump import dump_entries
-from reconcile.report.state_diff import Comparison, Side, StateDiff, compare_states
+from reconcile.report.state_diff import Comparison, Key, Side, StateDiff, compare_states
 from reconcile.report.state_diff_render import exit_status, render
 from reconcile.results import RunResult
 
@@ -73,8 +74,8 @@ def diff_job(config: DiffConfig) -> tuple[Comparison, ExitCode]:
         diff = compare_states(
             [obj for _, obj in dump_entries(base_cluster)],
             [obj for _, obj in dump_entries(head_cluster)],
-            base_parents=_parents(base_result),
-            head_parents=_parents(head_result),
+            base_creators=_creators(base_result),
+            head_creators=_creators(head_result),
             include_status=config.include_status,
         )
     else:
@@ -159,11 +160,18 @@ def _side_config(config: DiffConfig, where: str) -> RunConfig:
     )
 
 
-def _parents(result: RunResult | None) -> dict[str, str]:
-    """Each parent (`Kind namespace/name`) and the controller that synced it."""
-    out: dict[str, str] = {}
+def _creators(result: RunResult | None) -> dict[Key, str]:
+    """Each object a controller's run created (a child, an attachment, a map's output) and that
+    controller: what the review groups under it. An object the manifests hold is theirs,
+    whatever owner it names."""
+    out: dict[Key, str] = {}
     for pass_ in result.passes if result is not None else []:
         for controller in pass_.controllers:
             for parent in controller.parents:
-                out.setdefault(parent.parent, controller.name)
+                for done in parent.actions:
+                    action = done.action
+                    if action.kind is not ActionKind.CREATE or not done.applied:
+                        continue
+                    found = (action.resource.group, action.resource.kind)
+                    out.setdefault((*found, action.namespace, action.name), controller.name)
     return out

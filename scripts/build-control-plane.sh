@@ -15,7 +15,8 @@ log() { printf '[control-plane] %s\n' "$*" >&2; }
 
 # What the binaries are built from besides Debian's source: binaries built from other patches
 # (or none) are built again.
-BUILD_ID=$(cat "$PATCHES"/*.patch | sha256sum | cut -d' ' -f1)
+RECIPE="Debian's kubernetes source, /version and --version stamped from its upstream version;"
+BUILD_ID=$( { echo "$RECIPE"; cat "$PATCHES"/*.patch; } | sha256sum | cut -d' ' -f1)
 # shellcheck source=scripts/lib/control-plane-cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
 exit_if_cached
@@ -78,9 +79,20 @@ cd "$TREE"
 export GO111MODULE=off GOFLAGS="" GOCACHE="$CACHE/go-build-cache"
 log "make generated_files"
 make generated_files >"$WORK/generated.log" 2>&1 || { tail -n 40 "$WORK/generated.log" >&2; exit 1; }
+# The version the server reports (/version), as a release build stamps it: clients read the
+# release from it (`kubernetes_1.20.5+really1.20.2.orig.tar.xz` is 1.20.2).
+upstream=$(basename "$ORIG" | sed 's/^kubernetes_//; s/\.orig\..*$//; s/^.*really//')
+# (1.20 serves /version from client-go's copy of the version package, --version from
+# component-base's: both are stamped, as its own build does)
+minor=${upstream#*.}
+ldflags=""
+for pkg in k8s.io/kubernetes/vendor/k8s.io/{component-base,client-go/pkg}/version; do
+  ldflags+=" -X $pkg.gitVersion=v$upstream -X $pkg.gitMajor=${upstream%%.*}"
+  ldflags+=" -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
+done
 for cmd in kube-apiserver kube-controller-manager; do
-  log "go build ./cmd/$cmd"
-  go build -o "$BIN/$cmd" "./cmd/$cmd"
+  log "go build ./cmd/$cmd (v$upstream)"
+  go build -ldflags "$ldflags" -o "$BIN/$cmd" "./cmd/$cmd"
 done
 ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$BIN/etcd"
 echo "$BUILD_ID" >"$BIN/build-id"

@@ -29,6 +29,7 @@ from kubernetes.client.rest import RESTClientObject
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.discovery import find_resource, parse_resource_list
 from reconcile.cluster.errors import (
+    ApiError,
     NotFound,
     TooManyRequests,
     Unavailable,
@@ -95,6 +96,7 @@ class LiveCluster:
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}
         self._discovery_lock = threading.Lock()
+        self._release: str | None = None
         self._dry_run = False
 
     def close(self) -> None:
@@ -242,6 +244,22 @@ class LiveCluster:
         if not isinstance(version, str) or not version:
             raise NotFound(f"the server has no preferred version for API group {group!r}")
         return version
+
+    def server_release(self) -> str:
+        with self._discovery_lock:
+            if self._release is not None:
+                return self._release
+        try:
+            document = self._send("discover", "version", "GET", "/version") or {}
+        except ApiError:
+            document = {}
+        major = str(document.get("major") or "") if isinstance(document, dict) else ""
+        minor = str(document.get("minor") or "") if isinstance(document, dict) else ""
+        minor = "".join(c for c in minor if c.isdigit())  # `28+` on some providers
+        release = f"{major}.{minor}" if major and minor else ""
+        with self._discovery_lock:
+            self._release = release
+        return release
 
     def served_resources(self) -> list[ResourceInfo]:
         versions = ["v1"]

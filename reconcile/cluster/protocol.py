@@ -30,6 +30,11 @@ class Cluster(Protocol):
         NotFound when the group is not served."""
         ...
 
+    def server_release(self) -> str:
+        """The server's Kubernetes release, `1.37` (its `/version`'s major.minor; `""` when it
+        does not say), read once for the life of the backend."""
+        ...
+
     def served_resources(self) -> list[ResourceInfo]:
         """Every resource the server serves, in its group's preferred version (subresources
         left out): for what must look at every kind, such as what a Namespace holds."""

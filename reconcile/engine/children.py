@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting, metadata
 from reconcile.objects.resource import ResourceInfo
+from reconcile.schemas.pruning import pruned_object
 from reconcile.specs.controller import OwnedRule, UpdateMethod
 
 Rule_co = TypeVar("Rule_co", bound=OwnedRule, covariant=True)
@@ -30,6 +31,8 @@ class OwnedType(Generic[Rule_co]):
 
     rule: Rule_co
     resource: ResourceInfo
+    # what the server keeps of these objects (`schemas.pruning`); None: everything
+    schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -85,6 +88,26 @@ def manages_children(parent: Obj, finalizer: str, has_finalize_hook: bool) -> bo
     return has_finalize_hook and finalizer in finalizers
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """Fields of a desired object that its kind's schema has no place for: the server would
+    drop them, so they are neither written nor compared."""
+
+    resource: ResourceInfo
+    paths: tuple[str, ...]
+
+
+def kept_by_server(owned: OwnedType[OwnedRule], obj: Obj, into: list[Dropped]) -> Obj:
+    """`obj` as the server keeps it under `owned`'s schema; what it drops goes to `into`."""
+    if owned.schema is None:
+        return obj
+    result, paths = pruned_object(obj, owned.schema)
+    if not paths:
+        return obj
+    into.append(Dropped(owned.resource, tuple(paths)))
+    return result
+
+
 def _nothing(_: Obj) -> Blocked | None:
     return None
 
@@ -99,6 +122,7 @@ class ChildrenDiff:
     updates: list[Action] = field(default_factory=list)
     waits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
 
     @property
     def actions(self) -> list[Action]:
@@ -129,7 +153,8 @@ def diff_children(
             into.deletes.append(
                 Action(ActionKind.DELETE, resource, shown, None, stale_reason, group=group)
             )
-    for key, obj in desired.items():
+    for key, wanted in desired.items():
+        obj = kept_by_server(owned, wanted, into.dropped)
         current = observed.get(key)
         if current is None:
             blocked = occupant(obj)

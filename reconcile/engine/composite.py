@@ -13,6 +13,7 @@ from reconcile.engine.children import (
     QUIET,
     Blocked,
     ChildrenDiff,
+    Dropped,
     Occupant,
     OwnedType,
     diff_children,
@@ -273,6 +274,7 @@ class Plan:
 
     actions: list[Action] = field(default_factory=list)
     waits: list[str] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)  # fields the server would not keep
 
 
 # Finds an existing object by (child type key, namespace, name): the runner's in-memory index
@@ -392,4 +394,4 @@ def plan_parent(
                 "the finalize hook answered finalized: true",
             )
         )
-    return Plan(actions=actions, waits=children.waits)
+    return Plan(actions=actions, waits=children.waits, dropped=children.dropped)

@@ -10,14 +10,22 @@ no longer desired. Nothing else the target controls is ever touched, and nothing
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.children import ChildrenDiff, OwnedType, diff_children, manages_children
+from reconcile.engine.children import (
+    ChildrenDiff,
+    Dropped,
+    OwnedType,
+    diff_children,
+    manages_children,
+)
 from reconcile.engine.keys import object_key, rekeyed, request_key
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError, object_list, seconds_field, unknown_fields
+from reconcile.engine.status import schema_keeps, status_to_write
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import (
@@ -144,6 +152,7 @@ def parse_response(data: Any, hook: str, *, strict: bool = False) -> DecoratorRe
 class TargetPlan:
     actions: list[Action] = field(default_factory=list)
     waits: list[str] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)  # fields the server would not keep
 
 
 def plan_target(
@@ -156,6 +165,7 @@ def plan_target(
     *,
     finalizing: bool,
     strategy: ApplyStrategy = CLIENT_SIDE,
+    status_schema: Mapping[str, Any] | None = None,
 ) -> TargetPlan:
     """The writes for one target, in order: the target's own update (labels, annotations,
     finalizer, and its status when it has no status subresource), attachment deletes, creates
@@ -165,7 +175,9 @@ def plan_target(
     desired = _desired_attachments(controller, target_resource, target, types, response)
     if isinstance(desired, list):
         raise ResponseError("finalize" if finalizing else "sync", desired)
-    target_after = _target_update(controller, target, target_resource, response, finalizing)
+    target_after = _target_update(
+        controller, target, target_resource, response, finalizing, status_schema
+    )
     if target_after is not None:
         plan.actions.append(
             Action(
@@ -189,9 +201,14 @@ def plan_target(
         )
     plan.actions += attachments.actions
     plan.waits += attachments.waits
+    plan.dropped += attachments.dropped
     if response.status is not None and target_resource.has_status:
-        wanted_status = copy.deepcopy(response.status)
-        if not json_equal(target.get("status"), wanted_status):
+        # as the target's kind keeps it: no observedGeneration (Metacontroller's decorator adds
+        # none), and a built-in kind's own status fields kept as they are
+        wanted_status = status_to_write(
+            copy.deepcopy(response.status), target, stamp=False, schema=status_schema
+        )
+        if wanted_status is not None:
             after = copy.deepcopy(target_after or target)
             after["status"] = wanted_status
             plan.actions.append(
@@ -250,6 +267,7 @@ def _target_update(
     resource: ResourceInfo,
     response: DecoratorResponse,
     finalizing: bool,
+    status_schema: Mapping[str, Any] | None = None,
 ) -> Obj | None:
     """The target with the hook's labels and annotations merged (and the finalizer added, and
     the status when the resource has no status subresource); None when nothing changes."""
@@ -271,7 +289,11 @@ def _target_update(
         if controller.finalizer not in finalizers:
             meta["finalizers"] = [*finalizers, controller.finalizer]
     if response.status is not None and not resource.has_status:
-        after["status"] = copy.deepcopy(response.status)
+        wanted = status_to_write(
+            copy.deepcopy(response.status), target, stamp=False, schema=status_schema
+        )
+        if wanted is not None and schema_keeps(status_schema, ("status",)):
+            after["status"] = wanted
     if json_equal(after, target):
         return None
     return after

@@ -155,9 +155,9 @@ def effective_method(method: UpdateMethod) -> UpdateMethod:
 def apply_child_types(child_types: Sequence[ChildType]) -> tuple[ChildType, ...]:
     """The child types to plan a rollout's children with (Rolling* -> InPlace / Recreate)."""
     return tuple(
-        ChildType(
-            dataclasses.replace(t.rule, update_method=effective_method(t.rule.update_method)),
-            t.resource,
+        dataclasses.replace(
+            t,
+            rule=dataclasses.replace(t.rule, update_method=effective_method(t.rule.update_method)),
         )
         for t in child_types
     )

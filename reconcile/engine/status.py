@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reconcile.engine.semantic import is_builtin
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, metadata
+from reconcile.schemas.pruning import DROP, child_schema, kept, pruned
 
 OBSERVED_GENERATION = "observedGeneration"
 
@@ -24,12 +26,16 @@ def status_to_write(
     the parent's status needs no write. A status equal to `wanted` but without any
     `observedGeneration` is not rewritten just to add it: the parent's schema drops the field
     (a CRD whose status schema does not list it), and writing it again would change nothing,
-    pass after pass."""
+    pass after pass. A built-in kind's status fields the hook does not set stay as they are."""
     wanted, _ = pruned_status(wanted, schema)
     stamped = dict(wanted)
     if stamp:
         stamped[OBSERVED_GENERATION] = metadata(parent).get("generation", 0)
     current = parent.get("status")
+    if isinstance(current, dict) and is_builtin(str(parent.get("apiVersion") or "")):
+        # A built-in kind's status belongs to its own controllers and the server (a
+        # Namespace's phase, a Deployment's replicas): what the hook leaves out stays.
+        stamped = {**current, **stamped}
     if json_equal(stamped, current):
         return None
     if (
@@ -55,75 +61,26 @@ def drops_observed_generation(sent: Obj | None, returned: Obj | None) -> bool:
 
 
 def schema_keeps(schema: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
-    """Whether an object of this OpenAPI v3 schema (a CRD version's) keeps a field at `path`
-    when the API server prunes it (`_child_schema`'s rules). No schema: kept."""
-    node: Mapping[str, Any] | None = schema
-    for step in path:
-        if not isinstance(node, Mapping):
-            return True
-        node = _child_schema(node, step)
-        if node is _DROP:
-            return False
-    return True
+    """Whether an object of this schema (a CRD version's, a built-in kind's) keeps a field at
+    `path` when the API server prunes it. No schema: kept."""
+    return kept(schema, path)
 
 
 def pruned_status(
     wanted: Mapping[str, Any], schema: Mapping[str, Any] | None
 ) -> tuple[dict[str, Any], list[str]]:
-    """`wanted` (a status) as the API server keeps it under the parent's `schema` (its CRD
-    version's `openAPIV3Schema`), and the paths of the fields it would drop
-    (`status.active.terminatingReplicas`; `[*]` for any item of a list). What the schema has no
-    place for is pruned, as kube-apiserver prunes a structural schema's unknown fields;
+    """`wanted` (a status) as the API server keeps it under the parent's `schema`, and the
+    paths of the fields it would drop (`status.active.terminatingReplicas`; `[*]` for any item
+    of a list). What the schema has no place for is pruned, as kube-apiserver prunes a
+    structural schema's unknown fields and its decoder a built-in kind's;
     `x-kubernetes-preserve-unknown-fields` and `additionalProperties` keep them. No schema:
     everything is kept."""
-    dropped: list[str] = []
-    node = _child_schema(schema, "status") if isinstance(schema, Mapping) else None
-    if node is _DROP:
+    if not isinstance(schema, Mapping):
+        return dict(wanted), []
+    node = child_schema(schema, "status")
+    if node is DROP:
         return {}, ["status"] if wanted else []
-    kept = _pruned(dict(wanted), node, "status", dropped)
+    dropped: list[str] = []
+    result = pruned(dict(wanted), node, "status", dropped)
     # a field dropped from several items of a list is one path
-    return (kept if isinstance(kept, dict) else dict(wanted)), list(dict.fromkeys(dropped))
-
-
-def _child_schema(node: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
-    """The schema of field `key` of an object of schema `node`: None when anything goes
-    (preserved, or no schema), `_DROP` when the field is pruned."""
-    properties = node.get("properties")
-    if isinstance(properties, Mapping) and key in properties:
-        child = properties[key]
-        return child if isinstance(child, Mapping) else None
-    if node.get("x-kubernetes-preserve-unknown-fields") is True:
-        return None
-    extra = node.get("additionalProperties")
-    if isinstance(extra, Mapping):
-        return extra
-    if extra is True:
-        return None
-    if node.get("x-kubernetes-embedded-resource") is True and key in _EMBEDDED_KEPT:
-        return None
-    if not isinstance(properties, Mapping) and node.get("type") != "object":
-        return None  # no structure given here (int-or-string, an empty schema): kept
-    return _DROP
-
-
-_DROP: Mapping[str, Any] = {"x-reconcile-dropped": True}
-_EMBEDDED_KEPT = frozenset({"apiVersion", "kind", "metadata"})
-
-
-def _pruned(value: Any, node: Mapping[str, Any] | None, path: str, dropped: list[str]) -> Any:
-    if node is None:
-        return value
-    if isinstance(value, dict):
-        kept: dict[str, Any] = {}
-        for key, item in value.items():
-            child = _child_schema(node, key)
-            if child is _DROP:
-                dropped.append(f"{path}.{key}")
-                continue
-            kept[key] = _pruned(item, child, f"{path}.{key}", dropped)
-        return kept
-    if isinstance(value, list):
-        items = node.get("items")
-        items = items if isinstance(items, Mapping) else None
-        return [_pruned(item, items, f"{path}[*]", dropped) for item in value]
-    return value
+    return (result if isinstance(result, dict) else dict(wanted)), list(dict.fromkeys(dropped))

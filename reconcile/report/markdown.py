@@ -8,12 +8,11 @@ says how many parents and actions were left out.
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
+from reconcile.report.markdown_text import cut, fence_for, fence_line, html_text, inline, visible
 from reconcile.report.model import (
     ActionState,
     ActionView,
@@ -214,8 +213,8 @@ def _action(action: ActionView) -> list[str]:
     ]
     if action.error:
         lines += [f"❌ failed: {_md(action.error)}", ""]
-    body = [f"{sign} {text}" for sign, text in action.bounded_lines()]
-    fence = _fence(body)
+    body = [fence_line(f"{sign} {text}") for sign, text in action.bounded_lines()]
+    fence = fence_for(body)
     lines += [fence + "diff", *body, fence, ""]
     return lines
 
@@ -239,19 +238,13 @@ def _quiet(parents: list[ParentResult]) -> str:
 
 # -- escaping ------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+ITEM_CHARS = 2_000  # of one free text (an error, a hook's error, a wait): each is cut alone
 
 
 def _md(text: str) -> str:
-    """Free text as literal Markdown (one line)."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-    return escaped.replace("\r", "").replace("\n", "<br>")
+    """Free text as literal Markdown (one line; `markdown_text.inline`), cut to ITEM_CHARS."""
+    return inline(cut(visible(text, keep="\n"), ITEM_CHARS))
 
 
 def _html(text: str) -> str:
-    return html.escape(text).replace("\n", " ")
-
-
-def _fence(lines: list[str]) -> str:
-    longest = max((len(m) for line in lines for m in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
+    return html_text(cut(text, ITEM_CHARS))

@@ -1,29 +1,37 @@
 """What a change to a repository does, object by object: the final states of two in-process
 runs (the base and the head) compared, with the noise gone.
 
-Pure: objects in, entries out. Noise is what says nothing about intent: server-set metadata
-(already out of a dump), the last-applied annotations, `status` unless asked, and the
-bookkeeping objects of rollouts (ControllerRevisions) and runs (Events). Defaults both sides
-share cancel out in the field comparison. Secrets are redacted, still showing which keys
-change. List items that all carry a unique `name` (containers, ports, volumes, env) are
-matched by name, so inserting one does not report every later item as changed.
+Pure: objects in, entries out. What is shown is the object itself, as the run left it (a
+created object with the server's defaults), never what an annotation says it is. Noise is
+what says nothing about intent: server-set metadata (already out of a dump), last-applied
+annotations that truly record their object (`last_applied`; one that claims anything else is
+data, shown), `status` unless asked, and the bookkeeping objects of rollouts
+(ControllerRevisions) and runs (Events). Defaults both sides share cancel out in the field
+comparison. Secrets are redacted, still showing which keys change. List items that all carry
+a unique `name` (containers, ports, volumes, env) are matched by name, so inserting one does
+not report every later item as changed. An object is a controller's when the controller's run
+created it; anything else (a manifest's object, whatever owner references it names) is the
+manifests'.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from reconcile.objects.jsondata import json_equal
-from reconcile.objects.meta import Obj, owner_references, split_api_version
-from reconcile.objects.redact import LAST_APPLIED_ANNOTATIONS, redact, redact_secret_pair
+from reconcile.objects.meta import Obj, split_api_version
+from reconcile.objects.redact import redact, redact_secret_pair
 from reconcile.objects.secrets import is_secret
 from reconcile.report.diff import ChangeOp
+from reconcile.report.last_applied import without_records
 
-MANIFESTS_GROUP = "manifests"  # objects no controller's parent owns
+MANIFESTS_GROUP = "manifests"  # objects no controller created
 ORDER = "(order)"  # the path part of a named list whose items changed places
+Key = tuple[str, str, str, str]  # API group, kind, namespace, name
 
 # Bookkeeping, not intent: a rollout's revisions restate the child's template.
 _NOT_COMPARED_KINDS = frozenset(
@@ -64,11 +72,11 @@ class FieldChange:
 
 @dataclass(frozen=True)
 class ObjectDiff:
-    """One object that differs. `content` is what a created object asks for (its
-    last-applied configuration when it has one, else the object) or what a deleted object
-    held; `changes` are the fields of a changed one."""
+    """One object that differs. `content` is what a created object holds (the object itself,
+    never what an annotation of it claims) or what a deleted object held; `changes` are the
+    fields of a changed one."""
 
-    group: str  # the controller whose parent owns it, or MANIFESTS_GROUP
+    group: str  # the controller that created it, or MANIFESTS_GROUP
     api_version: str
     kind: str
     namespace: str
@@ -103,24 +111,24 @@ def compare_states(
     base: list[Obj],
     head: list[Obj],
     *,
-    base_parents: dict[str, str],
-    head_parents: dict[str, str],
+    base_creators: Mapping[Key, str],
+    head_creators: Mapping[Key, str],
     include_status: bool = False,
 ) -> StateDiff:
-    """The objects that differ between two final states. `*_parents` map a parent
-    (`Kind namespace/name`, as run results name it) to its controller, to group the objects
-    it owns (a child's owner is looked up on the side the object is on)."""
-    base_by_key = {_key(o): o for o in base if _compared(o)}
-    head_by_key = {_key(o): o for o in head if _compared(o)}
+    """The objects that differ between two final states. `*_creators` map an object (`key`)
+    to the controller whose run created it on that side, to group the objects by controller
+    (an object is looked up on the side it is on)."""
+    base_by_key = {key(o): o for o in base if _compared(o)}
+    head_by_key = {key(o): o for o in head if _compared(o)}
     out = StateDiff(compared=len(base_by_key) + len(head_by_key))
-    for key in sorted(base_by_key.keys() | head_by_key.keys()):
-        old, new = base_by_key.get(key), head_by_key.get(key)
+    for found in sorted(base_by_key.keys() | head_by_key.keys()):
+        old, new = base_by_key.get(found), head_by_key.get(found)
         if new is None:
             assert old is not None
-            out.objects.append(_entry(old, ObjectChange.DELETED, base_by_key, base_parents))
+            out.objects.append(_entry(old, ObjectChange.DELETED, base_creators))
             continue
         if old is None:
-            out.objects.append(_entry(new, ObjectChange.CREATED, head_by_key, head_parents))
+            out.objects.append(_entry(new, ObjectChange.CREATED, head_creators))
             continue
         before, after = _clean(old, include_status), _clean(new, include_status)
         if is_secret(new) or is_secret(old):
@@ -132,17 +140,15 @@ def compare_states(
         else:
             changes = field_changes(before, after)
         if changes:
-            entry = _entry(new, ObjectChange.CHANGED, head_by_key, head_parents)
+            entry = _entry(new, ObjectChange.CHANGED, head_creators)
             out.objects.append(
                 ObjectDiff(**{**entry.__dict__, "changes": tuple(changes), "content": None})
             )
     return out
 
 
-Key = tuple[str, str, str, str]
-
-
-def _key(obj: Obj) -> Key:
+def key(obj: Obj) -> Key:
+    """(API group, kind, namespace, name): an object's identity in a comparison."""
     meta = obj.get("metadata") or {}
     group, _ = split_api_version(str(obj.get("apiVersion") or ""))
     return (
@@ -154,21 +160,16 @@ def _key(obj: Obj) -> Key:
 
 
 def _compared(obj: Obj) -> bool:
-    group, kind, _, _ = _key(obj)
+    group, kind, _, _ = key(obj)
     return (group, kind) not in _NOT_COMPARED_KINDS
 
 
-def _entry(
-    obj: Obj, change: ObjectChange, side: dict[Key, Obj], parents: dict[str, str]
-) -> ObjectDiff:
-    _, kind, namespace, name = _key(obj)
-    content: Obj | None = None
-    if change is ObjectChange.CREATED:
-        content = _asked(obj)
-    elif change is ObjectChange.DELETED:
-        content = _clean(obj, include_status=False)
+def _entry(obj: Obj, change: ObjectChange, creators: Mapping[Key, str]) -> ObjectDiff:
+    found = key(obj)
+    _, kind, namespace, name = found
+    content = _clean(obj, include_status=False) if change is not ObjectChange.CHANGED else None
     return ObjectDiff(
-        group=_controller_of(obj, side, parents),
+        group=creators.get(found, MANIFESTS_GROUP),
         api_version=str(obj.get("apiVersion") or ""),
         kind=kind,
         namespace=namespace,
@@ -178,49 +179,12 @@ def _entry(
     )
 
 
-def _controller_of(obj: Obj, side: dict[Key, Obj], parents: dict[str, str]) -> str:
-    """The controller of the nearest owner that is a parent (owners followed up to a
-    bound: a chain of owners can be made to loop)."""
-    seen: set[Key] = set()
-    current: Obj | None = obj
-    while current is not None and len(seen) < 16:
-        _, kind, namespace, name = _key(current)
-        controller = parents.get(f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}")
-        if controller is not None and current is not obj:
-            return controller
-        seen.add(_key(current))
-        current = _owner(current, side, seen)
-    return MANIFESTS_GROUP
-
-
-def _owner(obj: Obj, side: dict[Key, Obj], seen: set[Key]) -> Obj | None:
-    namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-    refs = owner_references(obj)
-    ordered = sorted(refs, key=lambda r: not r.get("controller"))  # the controller first
-    for ref in ordered:
-        group, _ = split_api_version(str(ref.get("apiVersion") or ""))
-        kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-        for key in ((group, kind, namespace, name), (group, kind, "", name)):
-            if key in side and key not in seen:
-                return side[key]
-    return None
-
-
 def _clean(obj: Obj, include_status: bool) -> Obj:
-    out = dict(obj)
+    """What is compared and shown of an object: without the last-applied annotations that
+    truly record it, and without status unless asked."""
+    out = dict(without_records(obj))
     if not include_status:
         out.pop("status", None)
-    meta = out.get("metadata")
-    if isinstance(meta, dict):
-        meta = dict(meta)
-        annotations = meta.get("annotations")
-        if isinstance(annotations, dict):
-            kept = {k: v for k, v in annotations.items() if k not in LAST_APPLIED_ANNOTATIONS}
-            if kept:
-                meta["annotations"] = kept
-            else:
-                meta.pop("annotations", None)
-        out["metadata"] = meta
     return out
 
 
@@ -241,23 +205,6 @@ def conventional_order(obj: Obj) -> Obj:
     if "status" in obj:
         out["status"] = obj["status"]
     return out
-
-
-def _asked(obj: Obj) -> Obj:
-    """What a created object's author asked for: its last-applied configuration (without the
-    server's defaults) when it records one."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    for name in LAST_APPLIED_ANNOTATIONS:
-        text = annotations.get(name) if isinstance(annotations, dict) else None
-        if not isinstance(text, str):
-            continue
-        try:
-            recorded = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(recorded, dict) and recorded.get("kind"):
-            return _clean(recorded, include_status=False)
-    return _clean(obj, include_status=False)
 
 
 def _redacted(change: FieldChange, before: Obj, after: Obj) -> FieldChange:

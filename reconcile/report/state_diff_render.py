@@ -1,17 +1,16 @@
-"""`reconcile diff`'s report as text, Markdown (collapsible per controller and object, within
-a pull-request comment's size) and JSON. Every free text and value is scrubbed of known
-secret values; Secrets' values are already redacted by the comparison."""
+"""`reconcile diff`'s report as text and JSON, and what the Markdown shares with them
+(`state_diff_markdown`: collapsible per controller and object, within a pull-request
+comment's size). Every free text and value is scrubbed of known secret values; Secrets'
+values are already redacted by the comparison."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterator
 from typing import Any
 
-from reconcile.objects.terminal import printable
 from reconcile.report.diff import ChangeOp, to_yaml, yaml_lines
-from reconcile.report.model import plural
+from reconcile.report.markdown_text import visible
 from reconcile.report.state_diff import (
     MANIFESTS_GROUP,
     Comparison,
@@ -23,9 +22,7 @@ from reconcile.report.state_diff import (
 from reconcile.secret_values import scrub
 
 DIFF_SCHEMA_VERSION = "reconcile.diff/v1"
-COMMENT_LIMIT = 65_536  # characters: GitHub refuses a longer comment
-_NOTE_RESERVE = 600  # kept free for the note saying what was cut
-_SIGN = {ObjectChange.CREATED: "+", ObjectChange.DELETED: "-", ObjectChange.CHANGED: "~"}
+SIGN = {ObjectChange.CREATED: "+", ObjectChange.DELETED: "-", ObjectChange.CHANGED: "~"}
 
 
 def exit_status(comparison: Comparison) -> int:
@@ -38,7 +35,7 @@ def exit_status(comparison: Comparison) -> int:
 # -- shared ---------------------------------------------------------------------------------
 
 
-def _side(side: Side) -> str:
+def side_label(side: Side) -> str:
     return f"{side.label} ({side.commit[:12]})" if side.commit else side.label
 
 
@@ -54,8 +51,8 @@ def summary(comparison: Comparison) -> str:
     return f"{head} ({counts}; {diff.compared} compared)"
 
 
-def _group_title(group: str) -> str:
-    return "from the manifests (no controller owns them)" if group == MANIFESTS_GROUP else group
+def group_title(group: str) -> str:
+    return "from the manifests (no controller created them)" if group == MANIFESTS_GROUP else group
 
 
 def change_lines(entry: ObjectDiff) -> list[tuple[str, str]]:
@@ -91,7 +88,7 @@ def _scrubbed(value: Any) -> Any:
     return value
 
 
-def _by_group(comparison: Comparison) -> Iterator[tuple[str, list[ObjectDiff]]]:
+def by_group(comparison: Comparison) -> Iterator[tuple[str, list[ObjectDiff]]]:
     for group in comparison.diff.groups():
         yield group, [o for o in comparison.diff.objects if o.group == group]
 
@@ -101,9 +98,9 @@ def _by_group(comparison: Comparison) -> Iterator[tuple[str, list[ObjectDiff]]]:
 
 def render_text(comparison: Comparison) -> str:
     lines = [
-        printable(summary(comparison)),
-        printable(f"  base: {_side(comparison.base)}"),
-        printable(f"  head: {_side(comparison.head)}"),
+        visible(summary(comparison)),
+        visible(f"  base: {side_label(comparison.base)}"),
+        visible(f"  head: {side_label(comparison.head)}"),
     ]
     if not comparison.include_status:
         lines.append("  (status not compared: --status compares it)")
@@ -113,117 +110,14 @@ def render_text(comparison: Comparison) -> str:
             "",
             f"{len(errors)} error{'s' if len(errors) != 1 else ''} (the comparison is incomplete):",
         ]
-        lines += [f"  {printable(scrub(e))}" for e in errors]
-    for group, entries in _by_group(comparison):
-        lines += ["", printable(_group_title(group))]
+        lines += [f"  {visible(scrub(e))}" for e in errors]
+    for group, entries in by_group(comparison):
+        lines += ["", visible(group_title(group))]
         for entry in entries:
-            lines.append(printable(f"  {_SIGN[entry.change]} {entry.title} {entry.change.value}"))
+            lines.append(visible(f"  {SIGN[entry.change]} {entry.title} {entry.change.value}"))
             if entry.change is ObjectChange.CHANGED:
-                lines += [printable(f"      {sign} {text}") for sign, text in change_lines(entry)]
+                lines += [visible(f"      {sign} {text}") for sign, text in change_lines(entry)]
     return "\n".join(lines) + "\n"
-
-
-# -- Markdown -------------------------------------------------------------------------------
-
-
-def render_markdown(comparison: Comparison, *, limit: int = COMMENT_LIMIT) -> str:
-    """Within `limit` characters: past it, objects are left out from the end and a note
-    says how many."""
-    head = _markdown_head(comparison)
-    room = limit - len(head) - _NOTE_RESERVE
-    body: list[str] = []
-    shown = 0
-    total = len(comparison.diff.objects)
-    for group, entries in _by_group(comparison):
-        title = f"<b>{_html(_group_title(group))}</b>: {_counts(entries)}"
-        opening = f"<details open><summary>{title}</summary>\n"
-        closing = "\n</details>\n"
-        blocks: list[str] = []
-        used = len(opening) + len(closing)
-        for entry in entries:
-            block = _object_block(entry)
-            if used + len(block) > room:
-                break
-            blocks.append(block)
-            used += len(block)
-        if blocks:
-            body.append(opening + "".join(blocks) + closing)
-            room -= used
-            shown += len(blocks)
-        if len(blocks) < len(entries):
-            break
-    text = head + "".join(body)
-    if shown < total:
-        text += (
-            f"\n**{total - shown} of {total} objects are not shown** here: a comment holds at most "
-            f"{limit:,} characters. `reconcile diff` on your machine, or its JSON report, lists "
-            "them all.\n"
-        )
-    return text
-
-
-def _counts(entries: list[ObjectDiff]) -> str:
-    return ", ".join(
-        f"{n} {c.value}" for c in ObjectChange if (n := sum(1 for e in entries if e.change is c))
-    )
-
-
-def _markdown_head(comparison: Comparison) -> str:
-    diff = comparison.diff
-    title = "no change" if not diff.objects else summary(comparison).split(" (")[0]
-    lines = [
-        f"### reconcile diff: {_html(title)}",
-        "",
-        f"Base `{_code(_side(comparison.base))}` → head `{_code(_side(comparison.head))}`: "
-        + ", ".join(f"{diff.count(c)} {c.value}" for c in ObjectChange)
-        + f" ({diff.compared} objects compared"
-        + ("" if comparison.include_status else ", status not compared")
-        + ").",
-        "",
-    ]
-    errors = comparison.all_errors
-    if errors:
-        lines += [
-            f"**{plural(len(errors), 'error')}: the comparison is incomplete.**",
-            "",
-        ]
-        lines += [f"- {_html(scrub(e))}" for e in errors[:20]]
-        if len(errors) > 20:
-            lines.append(f"- … and {len(errors) - 20} more (see the job's log)")
-        lines.append("")
-    return "\n".join(lines) + "\n"
-
-
-def _object_block(entry: ObjectDiff) -> str:
-    fields = ""
-    if entry.change is ObjectChange.CHANGED:
-        names = [c.dotted for c in entry.changes]
-        shown = ", ".join(f"<code>{_html(n)}</code>" for n in names[:3])
-        fields = f": {shown}" + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    lines = [f"{sign} {text}" for sign, text in change_lines(entry)]
-    fence = _fence(lines)
-    return (
-        f"<details><summary>{_SIGN[entry.change]} {_html(entry.title)} {entry.change.value}{fields}"
-        f"</summary>\n\n{fence}diff\n" + "\n".join(lines) + f"\n{fence}\n</details>\n"
-    )
-
-
-def _html(text: str) -> str:
-    return html.escape(printable(text)).replace("\n", " ")
-
-
-def _code(text: str) -> str:
-    return printable(text).replace("`", "'")
-
-
-def _fence(lines: list[str]) -> str:
-    longest = 0
-    for line in lines:
-        run = 0
-        for char in line:
-            run = run + 1 if char == "`" else 0
-            longest = max(longest, run)
-    return "`" * max(3, longest + 1)
 
 
 # -- JSON -----------------------------------------------------------------------------------
@@ -286,5 +180,7 @@ def render(comparison: Comparison, format: str) -> str:
     if format == "json":
         return render_json(comparison)
     if format == "markdown":
+        from reconcile.report.state_diff_markdown import render_markdown  # it imports this
+
         return render_markdown(comparison)
     return render_text(comparison)

@@ -121,7 +121,8 @@ class CompositeKind(ControllerKind[ParentWork]):
         self.cluster, self.snapshot, self.executor = env.cluster, env.snapshot, env.executor
 
     def prepare(self, scope: ExitStack) -> list[ParentWork]:
-        self.resolved = resolve(self.cluster, self.controller)
+        resolved = resolve(self.cluster, self.controller)
+        self.resolved = replace(resolved, children=self.env.with_schemas(resolved.children))
         children = [t.resource for t in self.resolved.children]
         refuse_shared_objects(self.where, "spec.childResources", children, self.snapshot)
         work = []
@@ -184,6 +185,7 @@ class CompositeKind(ControllerKind[ParentWork]):
         result.resync_after = sync.resync_after
         self.env.note_dropped_status(ctx.parent_resource, self.name, sync.status)
         plan = plan_parent(ctx, mode, selector, claims, sync, self._lookup(ctx))
+        self.env.note_dropped_fields(self.name, plan.dropped)
         result.waits = plan.waits
         self.executor.execute(plan.actions, result.actions, together=True)
 
@@ -253,6 +255,7 @@ class CompositeKind(ControllerKind[ParentWork]):
             response,
             self._lookup(ctx),
         )
+        self.env.note_dropped_fields(self.name, children_plan.dropped)
         result.waits = rollout.waits + children_plan.waits
         # The revisions first: if one write fails, no child is touched (Executor stops).
         self.executor.execute(rollout.writes + children_plan.actions, result.actions)

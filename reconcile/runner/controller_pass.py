@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar, cast
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, is_transient
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import Shard
+from reconcile.engine.children import Dropped, OwnedType
 from reconcile.engine.responses import ParentError
 from reconcile.engine.status import OBSERVED_GENERATION, pruned_status, schema_keeps
 from reconcile.hooks import HookCaller, HookError
@@ -29,10 +30,11 @@ from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole
 from reconcile.runner.progress import NoProgress, Progress
-from reconcile.runner.resolving import ControllerError, parent_schema
+from reconcile.runner.resolving import ControllerError, kind_schema
 from reconcile.runner.snapshot import Snapshot
 
 Work = TypeVar("Work")
+OwnedTypeT = TypeVar("OwnedTypeT", bound=OwnedType[Any])
 
 # What stops one parent's sync and is reported on it (the others go on).
 PARENT_ERRORS = (HookError, ParentError, ApiError)
@@ -51,22 +53,37 @@ class PassEnv:
     budget: Budget = field(default_factory=Budget)
     shard: Shard = field(default_factory=Shard)
     progress: Progress = field(default_factory=NoProgress)
-    # per parent group/resource: its CRD version's schema, read once a run (None: built-in, or
-    # not readable)
-    parent_schemas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    # per group/resource/version: what the server keeps of its objects, read once a run (None:
+    # everything is kept, or nothing is known)
+    kind_schemas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     # what becomes of a parent's result once it is done: kept whole, or its actions' content
     # stowed out of memory for the report (report/spool.py)
     stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
 
+    def kind_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
+        """What the server keeps of an object of `resource` (`resolving.kind_schema`)."""
+        key = f"{resource.group_resource}/{resource.version}"
+        if key not in self.kind_schemas:
+            self.kind_schemas[key] = kind_schema(self.cluster, resource)
+        return self.kind_schemas[key]
+
     def parent_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
-        """The schema a parent's status write is kept by (`resolving.parent_schema`)."""
-        key = resource.group_resource
-        if key not in self.parent_schemas:
-            schema = parent_schema(self.cluster, resource)
-            self.parent_schemas[key] = schema
-            if not schema_keeps(schema, ("status", OBSERVED_GENERATION)):
-                self.executor.note_dropped_generation(key)
-        return self.parent_schemas[key]
+        """The schema a parent's status write is kept by; a parent whose schema has no
+        `status.observedGeneration` is noted once."""
+        schema = self.kind_schema(resource)
+        if not schema_keeps(schema, ("status", OBSERVED_GENERATION)):
+            self.executor.note_dropped_generation(resource.group_resource)
+        return schema
+
+    def with_schemas(self, types: Sequence[OwnedTypeT]) -> tuple[OwnedTypeT, ...]:
+        """`types`, each with the schema its objects are kept by."""
+        return tuple(replace(t, schema=self.kind_schema(t.resource)) for t in types)
+
+    def note_dropped_fields(self, controller: str, dropped: Sequence[Dropped]) -> None:
+        """Say once a run which fields of a controller's desired objects their kinds' schemas
+        have no place for (they are neither written nor compared)."""
+        for item in dropped:
+            self.executor.note_dropped_fields(item.resource, controller, list(item.paths))
 
     def stamps_generation(self, resource: ResourceInfo) -> bool:
         """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
@@ -80,7 +97,7 @@ class PassEnv:
         """Say once a run which fields of a status to write (a hook's, or a map's aggregated
         one) the parent's schema has no place for: the server would drop them, so they are not
         written (nor compared)."""
-        _, dropped = pruned_status(status or {}, self.parent_schema(resource))
+        _, dropped = pruned_status(status or {}, self.kind_schema(resource))
         if dropped:
             self.executor.note_dropped_status(resource.group_resource, controller, dropped)
 

@@ -52,10 +52,14 @@ class DecoratorKind(ControllerKind[TargetWork]):
             (rule, cluster.discover(rule.api_version, rule.resource))
             for rule in controller.resources
         ]
-        self.types = [
-            AttachmentType(rule, cluster.discover(rule.api_version, rule.resource))
-            for rule in controller.attachments
-        ]
+        self.types = list(
+            self.env.with_schemas(
+                [
+                    AttachmentType(rule, cluster.discover(rule.api_version, rule.resource))
+                    for rule in controller.attachments
+                ]
+            )
+        )
         attachments = [t.resource for t in self.types]
         refuse_shared_objects(self.where, "spec.attachments", attachments, self.snapshot)
         if any(not t.resource.namespaced for t in self.types) and any(
@@ -122,7 +126,11 @@ class DecoratorKind(ControllerKind[TargetWork]):
             response,
             finalizing=finalize,
             strategy=self.executor.strategy,
+            status_schema=self.env.kind_schema(resource),
         )
+        if response.status is not None:
+            self.env.note_dropped_status(resource, self.name, response.status)
+        self.env.note_dropped_fields(self.name, plan.dropped)
         result.waits += plan.waits
         self.executor.execute(plan.actions, result.actions)
 

@@ -16,6 +16,7 @@ from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.status import drops_observed_generation
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, metadata, name_of
+from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.slim import put_body
 from reconcile.results import ActionResult, NotConverging, ParentResult
 from reconcile.runner.events import change_events, event, repeated
@@ -203,6 +204,18 @@ class Executor:
         self.schema_notes.add(
             f"{group_resource}: the status schema has no place for {shown}, which "
             f"{controller} would write; the API server would drop them, so they are not written"
+        )
+
+    def note_dropped_fields(
+        self, resource: ResourceInfo, controller: str, paths: list[str]
+    ) -> None:
+        """Fields of a controller's desired objects that their kind's schema has no place for
+        (said once a run per controller, kind and fields)."""
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        self.schema_notes.add(
+            f"{resource.kind} ({resource.api_version}): the schema has no place for {shown}, "
+            f"which {controller}'s hook returns; the API server would drop them, so they are "
+            "not written"
         )
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from reconcile.budget import BudgetExhausted
@@ -87,7 +87,8 @@ class MapKind(ControllerKind[Obj]):
         self.controller = controller
 
     def prepare(self, scope: ExitStack) -> list[Obj]:
-        self.resolved = resolve(self.env.cluster, self.controller)
+        resolved = resolve(self.env.cluster, self.controller)
+        self.resolved = replace(resolved, outputs=self.env.with_schemas(resolved.outputs))
         outputs = [t.resource for t in self.resolved.outputs]
         refuse_shared_objects(self.where, "spec.outputResources", outputs, self.env.snapshot)
         self.calls = scope.enter_context(
@@ -161,6 +162,7 @@ class _ParentSync:
                 detached.append(DetachedKey(key, name, kept))
         plans = plan_parent_outputs(ctx, live, detached, observed, self._lookup)
         for plan in plans:
+            self.env.note_dropped_fields(self.name, plan.dropped)
             self.result.waits += plan.waits
             for problem in plan.problems:
                 self._key_error(f"{plan.input}: {problem}")

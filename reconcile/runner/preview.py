@@ -77,6 +77,9 @@ class PreviewCluster:
                     return info.api_version
             raise
 
+    def server_release(self) -> str:
+        return self.base.server_release()
+
     def served_resources(self) -> list[ResourceInfo]:
         known = {info.group_resource for info in self.base.served_resources()}
         new = [info for info in self._new_kinds.values() if info.group_resource not in known]

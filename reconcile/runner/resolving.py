@@ -9,6 +9,9 @@ from typing import Any
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import ResourceInfo
+from reconcile.engine.semantic import is_builtin
+from reconcile.schemas.builtin import kind_schemas
+from reconcile.schemas.pruning import ResolvedSchema
 
 
 class ControllerError(Exception):
@@ -47,12 +50,16 @@ def within_parent_scope(where: str, field: str, parent: ResourceInfo, owned: Res
         )
 
 
-def parent_schema(cluster: Cluster, resource: ResourceInfo) -> Mapping[str, Any] | None:
-    """The parent's schema (its CRD's `openAPIV3Schema` for the served version), which says
-    what of a status write the API server keeps; None for a built-in parent, and when the CRD
-    cannot be read (the run then learns from its first status write)."""
-    if not resource.group or "." not in resource.group:
-        return None
+def kind_schema(cluster: Cluster, resource: ResourceInfo) -> Mapping[str, Any] | None:
+    """What the API server keeps of an object of `resource`: a built-in kind's schema in the
+    server's release (`schemas.builtin`), a custom resource's CRD `openAPIV3Schema` for the
+    served version. None when anything is kept (a CRD made as v1beta1, with
+    `preserveUnknownFields`) or nothing is known (an aggregated API, a CRD that cannot be read:
+    the run then learns from its first writes)."""
+    if is_builtin(resource.api_version):
+        schemas = kind_schemas(cluster.server_release())
+        root = schemas.root(resource.api_version, resource.kind)
+        return ResolvedSchema(root, schemas.resolve) if root is not None else None
     name = f"{resource.resource}.{resource.group}"
     try:  # a LIST of one, so that a converged pass stays LISTs only
         crds = cluster.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")

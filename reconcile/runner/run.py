@@ -84,8 +84,8 @@ class RunLoop:
             workers=max(1, settings.workers),
         )
         self.clock = clock
-        # per parent resource, read once a run
-        self._parent_schemas: dict[str, Mapping[str, Any] | None] = {}
+        # what the server keeps of each kind's objects, read once a run
+        self._kind_schemas: dict[str, Mapping[str, Any] | None] = {}
         # Between passes: woken at once by SIGINT / SIGTERM (the budget's cancel).
         self.sleep = sleep or self.budget.sleep
 
@@ -356,7 +356,7 @@ class RunLoop:
             self.budget,
             self.settings.shard,
             self.progress or NoProgress(),
-            self._parent_schemas,
+            self._kind_schemas,
             self.keeper.stow,
         )
         env.progress.new_pass(number)

@@ -59,6 +59,7 @@ def test_the_kustomization_renders_a_hardened_cronjob() -> None:
         "CronJob",
         "CustomResourceDefinition",
         "Namespace",
+        "PersistentVolumeClaim",
         "Role",
         "RoleBinding",
         "ServiceAccount",

@@ -174,7 +174,7 @@ def test_a_remote_base_is_refused_unless_allowed(tmp_path: Path) -> None:
     refused = invoke("--local", str(overlay))
     assert refused.exit_code == 1
     assert (
-        f"{overlay / 'kustomization.yaml'}: resources entry "
+        f"{overlay / 'kustomization.yaml'}: resources[1] entry "
         "'https://127.0.0.1:1/acme/platform//base?ref=v1' is remote" in refused.output
     ), refused.output
     assert "--kustomize-allow-remote allows it" in refused.output
@@ -224,7 +224,7 @@ def test_git_renders_kustomizations_in_the_checkout_and_refuses_a_base_outside(
     escaped = invoke(*source, "--local", "escape")
     assert escaped.exit_code == 1
     assert (
-        "escape/kustomization.yaml: resources entry '../../outside' resolves outside the "
+        "escape/kustomization.yaml: resources[0] entry '../../outside' resolves outside the "
         "repository" in escaped.output
     ), escaped.output
 

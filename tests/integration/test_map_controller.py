@@ -183,10 +183,11 @@ def test_outputs_follow_inputs_and_the_tombstone_hook_decides(
         again = run(backend, path, server_side_apply=server_side)
         assert again.converged and again.errors == [] and len(again.passes) == 1
         assert backend.mutations_since(mark) == {}
-        # one LIST per resource type (mappers, services, configmaps, gadgets, and the parent's
-        # CRD, once a run, for its status schema), no per-input reads
+        # one LIST per resource type (mappers, services, configmaps, gadgets), and one of each
+        # custom kind's CRD (mappers, gadgets), once a run, for what the server keeps of its
+        # objects; no per-input reads
         sent = backend.requests_since(mark)
-        assert sent["list"] == 5 and sent["get"] == 0, sent
+        assert sent["list"] == 6 and sent["get"] == 0, sent
 
         # an input changes: InPlace updates the ConfigMap, OnDelete leaves the Gadget
         svc = backend.admin.get(services, "web-a", namespace=namespace)

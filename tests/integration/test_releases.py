@@ -28,8 +28,9 @@ def parent(resource: ResourceInfo, namespace: str) -> Obj:
 
 
 def cronjob(api_version: str, schedule: str) -> Obj:
-    """A CronJob as people write it: a quantity the server writes otherwise (`1000m` is
-    stored as `"1"`), defaults left to the server."""
+    """A CronJob as a published operator writes it: a quantity the server writes otherwise
+    (`1000m` is stored as `"1"`), defaults left to the server, and a field no version of the
+    kind has (`_ttlSecondsAfterFinished`), which the server drops."""
     container = {
         "name": "backup",
         "image": "busybox:1.36",
@@ -44,7 +45,8 @@ def cronjob(api_version: str, schedule: str) -> Obj:
             "schedule": schedule,
             "jobTemplate": {
                 "spec": {
-                    "template": {"spec": {"restartPolicy": "OnFailure", "containers": [container]}}
+                    "_ttlSecondsAfterFinished": 100,
+                    "template": {"spec": {"restartPolicy": "OnFailure", "containers": [container]}},
                 }
             },
         },
@@ -73,11 +75,14 @@ def test_a_cronjob_child_in_the_version_its_release_serves_converges(
         path = write_controllers(tmp_path, controller)
         first = run(backend, path)
         assert first.errors == [] and first.converged, first.errors
+        dropped = "spec.jobTemplate.spec._ttlSecondsAfterFinished"
+        assert [w for w in first.warnings if dropped in w and "CronJob" in w], first.warnings
         cronjobs = backend.admin.discover(api_version, "cronjobs")
         stored = backend.admin.get(cronjobs, "nightly-backup", namespace=namespace)
         template = stored["spec"]["jobTemplate"]["spec"]["template"]["spec"]
         assert template["containers"][0]["resources"]["limits"]["cpu"] in ("1", "1000m")
         assert stored["spec"]["concurrencyPolicy"] == "Allow"  # the release's default
+        assert "_ttlSecondsAfterFinished" not in stored["spec"]["jobTemplate"]["spec"]
 
         mark = backend.mark()
         again = run(backend, path)

@@ -187,3 +187,105 @@ def test_a_map_controllers_aggregated_status_the_schema_has_no_place_for_is_name
         again = run(backend, path)
         assert again.errors == [] and again.converged and not again.not_converging
         assert backend.mutations_since(mark) == {}
+
+
+BUILTIN_PARENTS = {
+    "deployments": {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    },
+    "services": {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    },
+}
+
+
+@pytest.mark.parametrize("plural", sorted(BUILTIN_PARENTS))
+def test_a_builtin_parent_keeps_its_own_status_and_converges(
+    backend: Backend, namespace: str, tmp_path: Path, plural: str
+) -> None:
+    """A built-in kind as parent, whose hook returns a status of its own (`ready`): the kind's
+    status has no place for it, so it is named once and never sent; the kind's own status
+    fields stay as the server and its controllers keep them; the second run sends nothing."""
+    body = {**BUILTIN_PARENTS[plural], "metadata": {"name": "web", "namespace": namespace}}
+    resource = backend.admin.discover(str(body["apiVersion"]), plural)
+    backend.admin.create(resource, body)
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        return {"status": {"ready": True}, "children": []}
+
+    with serve(sync) as hook:
+        controller = composite(
+            "web", resource, [("v1", "configmaps", "InPlace")], {"sync": webhook(hook.url)}
+        )
+        # a Service's spec.selector is no label selector: Metacontroller's generateSelector
+        controller["spec"]["generateSelector"] = True
+        path = write_controllers(tmp_path, controller)
+        first = run(backend, path)
+        assert first.errors == [] and first.converged and not first.not_converging, first.errors
+        notes = [w for w in first.warnings if "status.ready" in w]
+        assert len(notes) == 1 and resource.group_resource in notes[0], first.warnings
+        stored = backend.admin.get(resource, "web", namespace=namespace).get("status") or {}
+        assert "ready" not in stored
+        mark = backend.mark()
+        again = run(backend, path)
+        assert again.errors == [] and again.converged and not again.not_converging
+        assert backend.mutations_since(mark) == {}
+
+
+def preserving_status(backend: Backend, *, v1beta1: bool) -> ResourceInfo:
+    """A CRD whose status keeps whatever it is given: made as `v1beta1` (it reads back with
+    `preserveUnknownFields: true`), or as v1 with `x-kubernetes-preserve-unknown-fields`."""
+    group = f"t{uuid.uuid4().hex[:8]}.example.com"
+    crd = crd_manifest(group, "Propagation", "propagations")
+    if v1beta1:
+        crd["apiVersion"] = "apiextensions.k8s.io/v1beta1"
+        version = crd["spec"].pop("versions")[0]
+        crd["spec"].update(version=version["name"], subresources={"status": {}})
+        crds = backend.admin.discover("apiextensions.k8s.io/v1beta1", "customresourcedefinitions")
+    else:
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        }
+        crds = backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    backend.admin.create(crds, crd)
+    return eventually(
+        lambda: backend.cluster.discover(f"{group}/v1", "propagations"), what="the CRD served"
+    )
+
+
+def test_a_status_that_keeps_unknown_fields_gets_observed_generation(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """Metacontroller always writes `observedGeneration`; where the server keeps it (a status
+    preserving unknown fields) so do we, with no warning."""
+    resource = preserving_status(backend, v1beta1=False)
+    first, stored = converged_twice(backend, namespace, resource, tmp_path, {"working": "yes"})
+    assert stored == {"working": "yes", "observedGeneration": 1}
+    assert not [w for w in first.warnings if "observedGeneration" in w], first.warnings
+
+
+@pytest.mark.releases(OLDEST_RELEASE, why="apiextensions.k8s.io/v1beta1 is served up to 1.21")
+def test_a_crd_made_as_v1beta1_keeps_observed_generation(
+    backend: Backend, namespace: str, tmp_path: Path
+) -> None:
+    """A parent CRD made as v1beta1 reads back with `preserveUnknownFields: true`: the server
+    keeps every status field, `observedGeneration` included, and it is written."""
+    resource = preserving_status(backend, v1beta1=True)
+    first, stored = converged_twice(backend, namespace, resource, tmp_path, {"working": "yes"})
+    assert stored == {"working": "yes", "observedGeneration": 1}
+    assert not [w for w in first.warnings if "observedGeneration" in w], first.warnings

@@ -1,8 +1,14 @@
 """A fake GitHub REST API on loopback for the action's pull-request comment: the comments of
 an issue (a pull request), listed a few a page with `Link` headers as GitHub pages them,
-created and edited. Every request is recorded; one without the expected token is answered
-401, as GitHub does; `refuse` makes every request of a method fail with a status of the
-test's choosing (403 for a token that may not write, 500 for an outage)."""
+created and edited, and `GET /user`. Every request is recorded; one without the expected token
+is answered 401, as GitHub does; `refuse` makes every request of a method fail with a status of
+the test's choosing (403 for a token that may not write, 500 for an outage).
+
+The token writes as `login`: comments it posts are that user's. An installation token (the
+default: a workflow's GITHUB_TOKEN, `github-actions[bot]`) is refused `GET /user` with 403
+"Resource not accessible by integration", as GitHub refuses it; a user's token (`user_token`)
+gets its login and id. As on GitHub, a token that may write to pull requests may edit anyone's
+comment on them: what keeps the action to its own is the action."""
 
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ MAX_BODY = 65_536  # characters GitHub takes in a comment
 
 _ISSUE_COMMENTS = re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments")
 _COMMENT = re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)")
+ACTIONS_BOT = "github-actions[bot]"
+USER_IDS = {ACTIONS_BOT: 41898282}
 
 
 @dataclass
@@ -34,14 +42,14 @@ class Comment:
     id: int
     issue: int
     body: str
-    user: str = "github-actions[bot]"
+    user: str = ACTIONS_BOT
     edits: int = 0
 
     def json(self, base: str) -> dict[str, Any]:
         return {
             "id": self.id,
             "body": self.body,
-            "user": {"login": self.user},
+            "user": {"login": self.user, "id": user_id(self.user)},
             "html_url": f"{base}/pull/{self.issue}#issuecomment-{self.id}",
         }
 
@@ -52,12 +60,27 @@ class Refusal:
     message: str
 
 
+def user_id(login: str) -> int:
+    """A stable id per login (GitHub's own for github-actions[bot])."""
+    return USER_IDS.get(login, 1000 + sum(ord(c) * 31**i for i, c in enumerate(login)) % 10**6)
+
+
 class FakeGitHub(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, token: str, repository: str = "acme/platform", page_size: int = 2) -> None:
+    def __init__(
+        self,
+        token: str,
+        repository: str = "acme/platform",
+        page_size: int = 2,
+        *,
+        login: str = ACTIONS_BOT,
+        user_token: bool = False,
+    ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.token = token
+        self.login = login  # who the token writes as
+        self.user_token = user_token  # GET /user answers (else 403, as for GITHUB_TOKEN)
         self.repository = repository
         self.page_size = page_size  # at most this many a page, whatever per_page asks
         self.comments: list[Comment] = []
@@ -94,6 +117,10 @@ class FakeGitHub(ThreadingHTTPServer):
             refusal = self.refuse.get(request.method)
             if refusal is not None:
                 return refusal.status, {"message": refusal.message}, {}
+            if request.path == "/user" and request.method == "GET":
+                if not self.user_token:
+                    return 403, {"message": "Resource not accessible by integration"}, {}
+                return 200, {"login": self.login, "id": user_id(self.login), "type": "User"}, {}
             listed = _ISSUE_COMMENTS.fullmatch(request.path)
             edited = _COMMENT.fullmatch(request.path)
             route = listed or edited
@@ -109,7 +136,7 @@ class FakeGitHub(ThreadingHTTPServer):
                 return 422, {"message": "Validation Failed: body is too long"}, {}
             base = f"https://github.example/{self.repository}"
             if listed and request.method == "POST":
-                comment = Comment(next(self._ids), int(listed.group(2)), body)
+                comment = Comment(next(self._ids), int(listed.group(2)), body, self.login)
                 self.comments.append(comment)
                 return 201, comment.json(base), {}
             if edited and request.method == "PATCH":

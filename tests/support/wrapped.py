@@ -31,6 +31,9 @@ class ForwardingCluster:
     def preferred_version(self, group: str) -> str:
         return self.inner.preferred_version(group)
 
+    def server_release(self) -> str:
+        return self.inner.server_release()
+
     def served_resources(self) -> list[ResourceInfo]:
         return self.inner.served_resources()
 

@@ -74,15 +74,37 @@ def test_references_read_every_field_that_loads_something(tmp_path: Path) -> Non
         tmp_path,
         "resources: [a.yaml, ../base]\nbases: [../old]\ncomponents: [../c]\n"
         "generators: [gen.yaml]\ntransformers:\n  - |\n    apiVersion: builtin\n"
-        "    kind: LabelTransformer\nvalidators: v.yaml\nnamePrefix: x-\n",
+        "    kind: LabelTransformer\nvalidators: v.yaml\nnamePrefix: x-\n"
+        "patches: [{path: p.yaml, target: {name: x}}, {patch: '[]'}]\n"
+        "patchesStrategicMerge: [psm.yaml]\npatchesJson6902: [{path: j.yaml}]\n"
+        "configMapGenerator: [{name: g, files: [k=f.txt], envs: [e.env], literals: [a=b]}]\n"
+        "secretGenerator: [{name: s, env: s.env, type: Opaque}]\n"
+        "openapi: {path: schema.json}\nreplacements: [{path: r.yaml}]\n"
+        "configurations: [conf.yaml]\ncrds: [crd.json]\n"
+        "images: [{name: app, newName: ghcr.io/acme/app}]\n"
+        "commonAnnotations: {docs: 'https://example.com/docs'}\n"
+        "helmCharts: [{name: c, repo: 'https://charts.example.com', valuesFile: v.yaml}]\n",
     )
     assert references(tmp_path / "kustomization.yaml") == [
-        ("resources", "a.yaml"),
-        ("resources", "../base"),
-        ("bases", "../old"),
-        ("components", "../c"),
-        ("generators", "gen.yaml"),
+        ("resources[0]", "a.yaml"),
+        ("resources[1]", "../base"),
+        ("bases[0]", "../old"),
+        ("components[0]", "../c"),
+        ("generators[0]", "gen.yaml"),
         ("validators", "v.yaml"),  # the inline transformer is no path
+        ("patches[0].path", "p.yaml"),  # a target is data
+        ("patchesStrategicMerge[0]", "psm.yaml"),
+        ("patchesJson6902[0].path", "j.yaml"),
+        ("configMapGenerator[0].files[0]", "k=f.txt"),
+        ("configMapGenerator[0].envs[0]", "e.env"),
+        ("secretGenerator[0].env", "s.env"),
+        ("openapi.path", "schema.json"),
+        ("replacements[0].path", "r.yaml"),
+        ("configurations[0]", "conf.yaml"),
+        ("crds[0]", "crd.json"),
+        # names, images and annotations are data; a Helm chart's repository is not
+        ("helmCharts[0].repo", "https://charts.example.com"),
+        ("helmCharts[0].valuesFile", "v.yaml"),
     ]
 
 
@@ -102,7 +124,7 @@ def test_a_remote_entry_anywhere_below_is_refused_naming_its_file(tmp_path: Path
     with pytest.raises(KustomizeError) as refused:
         check_kustomization(overlay, KustomizeSettings())
     assert str(refused.value) == (
-        f"{tmp_path / 'base' / 'kustomization.yaml'}: resources entry "
+        f"{tmp_path / 'base' / 'kustomization.yaml'}: resources[0] entry "
         "'https://example.com/x.yaml' is remote (kustomize would fetch it from the network); "
         "--kustomize-allow-remote allows it"
     )
@@ -120,7 +142,8 @@ def test_with_git_an_entry_outside_the_checkout_is_refused(tmp_path: Path) -> No
     with pytest.raises(KustomizeError) as refused:
         check_kustomization(outside, confined)
     assert str(refused.value).startswith(
-        "escape/kustomization.yaml: resources entry '../../shared' resolves outside the repository"
+        "escape/kustomization.yaml: resources[1] entry '../../shared' resolves outside the "
+        "repository"
     )
     check_kustomization(outside, KustomizeSettings())  # without --git: the user's own disk
     # a link is followed to where it points

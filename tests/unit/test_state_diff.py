@@ -10,18 +10,15 @@ from reconcile.report.diff import ChangeOp
 from reconcile.report.state_diff import (
     MANIFESTS_GROUP,
     Comparison,
+    Key,
     ObjectChange,
     Side,
     compare_states,
     field_changes,
+    key,
 )
-from reconcile.report.state_diff_render import (
-    COMMENT_LIMIT,
-    comparison_dict,
-    exit_status,
-    render_markdown,
-    render_text,
-)
+from reconcile.report.state_diff_markdown import COMMENT_LIMIT, render_markdown
+from reconcile.report.state_diff_render import comparison_dict, exit_status, render_text
 
 Obj = dict[str, Any]
 
@@ -54,9 +51,23 @@ def parent(name: str, spec: dict[str, Any], status: dict[str, Any] | None = None
     return out
 
 
+def created_by_greeter(objects: list[Obj]) -> dict[Key, str]:
+    """What the run's actions would say: the Greetings' children were created by `greeter`."""
+    return {
+        key(o): "greeter"
+        for o in objects
+        if any(r.get("kind") == "Greeting" for r in o["metadata"].get("ownerReferences", []))
+    }
+
+
 def compare(base: list[Obj], head: list[Obj], **kwargs: Any) -> Any:
-    parents = {"Greeting team/hello": "greeter", "Greeting team/new": "greeter"}
-    return compare_states(base, head, base_parents=parents, head_parents=parents, **kwargs)
+    return compare_states(
+        base,
+        head,
+        base_creators=created_by_greeter(base),
+        head_creators=created_by_greeter(head),
+        **kwargs,
+    )
 
 
 def test_a_one_word_change_is_that_one_field_on_each_object() -> None:
@@ -81,15 +92,21 @@ def test_a_one_word_change_is_that_one_field_on_each_object() -> None:
     assert {c.dotted for o in diff.objects for c in o.changes} == {"data.message", "spec.message"}
 
 
+def record(obj: Obj, **changes: Any) -> Obj:
+    """`obj` with a last-applied annotation that truly records it (less `changes`' keys)."""
+    recorded = {k: v for k, v in obj.items() if k not in changes}
+    obj["metadata"]["annotations"] = {
+        "metacontroller.k8s.io/last-applied-configuration": json.dumps(recorded)
+    }
+    return obj
+
+
 def test_noise_is_left_out() -> None:
-    """Last-applied annotations, status (unless asked), revisions and Events never count."""
+    """Last-applied annotations that record their object, status (unless asked), revisions and
+    Events never count."""
     base = [
         parent("hello", {"message": "Hello"}, {"ready": 1}),
-        configmap(
-            "x",
-            {"a": "1"},
-            annotations={"metacontroller.k8s.io/last-applied-configuration": '{"a": 1}'},
-        ),
+        record(configmap("x", {"a": "1"})),
         {
             "apiVersion": "metacontroller.k8s.io/v1alpha1",
             "kind": "ControllerRevision",
@@ -99,11 +116,7 @@ def test_noise_is_left_out() -> None:
     ]
     head = [
         parent("hello", {"message": "Hello"}, {"ready": 2}),
-        configmap(
-            "x",
-            {"a": "1"},
-            annotations={"metacontroller.k8s.io/last-applied-configuration": '{"a": 2}'},
-        ),
+        record(configmap("x", {"a": "1"}), data=None),  # a record of less: still a record
         {
             "apiVersion": "v1",
             "kind": "Event",
@@ -118,7 +131,9 @@ def test_noise_is_left_out() -> None:
     ]
 
 
-def test_created_objects_show_what_was_asked_and_deleted_what_they_held() -> None:
+def test_created_objects_show_what_they_hold_and_deleted_what_they_held() -> None:
+    """A created object is shown as it is, with what the server added (its true last-applied
+    record left out as noise), never as its annotation says."""
     asked = configmap("new-greeting", {"message": "Hey"})
     created = configmap(
         "new-greeting",
@@ -131,7 +146,11 @@ def test_created_objects_show_what_was_asked_and_deleted_what_they_held() -> Non
     diff = compare([parent("hello", {}), gone], [parent("hello", {}), parent("new", {}), created])
     by_title = {o.title: o for o in diff.objects}
     assert by_title["ConfigMap team/new-greeting"].change is ObjectChange.CREATED
-    assert by_title["ConfigMap team/new-greeting"].content == asked
+    shown = by_title["ConfigMap team/new-greeting"].content
+    assert shown is not None
+    assert shown["metadata"]["labels"] == {"defaulted": "by-server"}
+    assert "annotations" not in shown["metadata"]
+    assert shown["data"] == {"message": "Hey"}
     assert by_title["ConfigMap team/new-greeting"].group == "greeter"
     assert by_title["ConfigMap team/old-greeting"].change is ObjectChange.DELETED
     assert by_title["ConfigMap team/old-greeting"].content == gone
@@ -200,9 +219,11 @@ def test_markdown_stays_within_a_comment_and_says_what_was_cut() -> None:
     big = comparison(400)
     text = render_markdown(big)
     assert len(text) <= COMMENT_LIMIT
-    shown = text.count("<details><summary>+ ConfigMap")
-    assert 0 < shown < 400
-    assert f"**{400 - shown} of 400 objects are not shown**" in text
+    # every object is named, in order; those that fit are shown whole
+    assert text.count("<details><summary>+ ConfigMap") == 400
+    named = text.count("<i>(not shown: 12 lines)</i>")
+    assert 0 < named < 400
+    assert f"**{named} of 400 objects are not shown in full** here ({named} named only)" in text
     assert text.count("<details") == text.count("</details>")
     small = render_markdown(comparison(3))
     assert "not shown" not in small and small.count("<details><summary>+ ConfigMap") == 3

@@ -29,7 +29,7 @@ class BuiltinAdmission:
     def create(self, info: ResourceInfo, body: Obj, name: str, services: Iterable[Obj]) -> None:
         """Decode, default and validate a new object in place (raises BadRequest / Invalid)."""
         rules = kinds.rules_for(info.group_resource)
-        schema_errors = self._decode(info, body, name)
+        schema_errors = self.decode(info, body, name)
         if info.group_resource == "services":
             note_allocations(list(services), self.context)
         rules.default(body, self.context)
@@ -40,7 +40,7 @@ class BuiltinAdmission:
 
     def update(self, info: ResourceInfo, stored: Obj, body: Obj, name: str) -> None:
         rules = kinds.rules_for(info.group_resource)
-        schema_errors = self._decode(info, body, name)
+        schema_errors = self.decode(info, body, name)
         rules.keep(stored, body)
         rules.default(body, self.context)
         rules.after_update(stored, body)
@@ -54,7 +54,7 @@ class BuiltinAdmission:
         the kind's status errors (raises BadRequest for a body that cannot be decoded)."""
         rules = kinds.rules_for(info.group_resource)
         api_version = str(body.get("apiVersion") or info.api_version)
-        self._decode(info, body, name)  # its enum and required checks are not a status's
+        self.decode(info, body, name)  # its enum and required checks are not a status's
         rules.default(body, kinds.Context(self.release.minor))  # allocations are the spec's
         status.reset_to_stored(stored, body)
         rules.status_update(stored, body, self.release.minor)
@@ -68,7 +68,7 @@ class BuiltinAdmission:
     def initial_status(self, info: ResourceInfo, body: Obj) -> Obj:
         return kinds.rules_for(info.group_resource).initial_status(body, self.release.minor)
 
-    def _decode(self, info: ResourceInfo, body: Obj, name: str) -> list[v.FieldError]:
+    def decode(self, info: ResourceInfo, body: Obj, name: str) -> list[v.FieldError]:
         """Decode in place; returns the schema's field errors (refused with the others)."""
         api_version = str(body.get("apiVersion") or info.api_version)
         outcome = self.release.schemas.decode(api_version, info.kind, body)

@@ -1,7 +1,8 @@
 """The built-in resources the in-process cluster can serve (data only), plus the per-resource
 facts the server hard-codes for them. Which of them a release serves is `releases`' business:
-1.20 serves `RESOURCES_1_20` (what the test control plane lists in discovery); later releases
-serve the `STABLE_RESOURCES` their OpenAPI schemas define."""
+each release serves the GA versions of `STABLE_RESOURCES` its OpenAPI schemas define, and the
+beta versions `served` lists for it. Not served: resources no object is stored as (reviews,
+bindings, component statuses)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,22 @@ def _r(
     )
 
 
-RESOURCES_1_20: tuple[ResourceInfo, ...] = (
+resource = _r  # for the other tables of built-in resources
+
+
+_WORKLOADS_AND_MORE: tuple[ResourceInfo, ...] = (
     # core/v1
-    _r("v1", "namespaces", "namespace", "Namespace", cluster=True, status=True, short=("ns",)),
+    ResourceInfo(
+        group="",
+        version="v1",
+        resource="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        has_status=True,
+        verbs=STANDARD_VERBS - {"deletecollection"},
+        short_names=("ns",),
+        singular="namespace",
+    ),
     _r("v1", "pods", "pod", "Pod", status=True, short=("po",)),
     _r("v1", "services", "service", "Service", status=True, short=("svc",)),
     _r("v1", "configmaps", "configmap", "ConfigMap", short=("cm",)),
@@ -82,7 +96,6 @@ RESOURCES_1_20: tuple[ResourceInfo, ...] = (
     _r("apps/v1", "controllerrevisions", "controllerrevision", "ControllerRevision"),
     # batch
     _r("batch/v1", "jobs", "job", "Job", status=True),
-    _r("batch/v1beta1", "cronjobs", "cronjob", "CronJob", status=True, short=("cj",)),
     # rbac.authorization.k8s.io/v1
     _r("rbac.authorization.k8s.io/v1", "roles", "role", "Role"),
     _r("rbac.authorization.k8s.io/v1", "rolebindings", "rolebinding", "RoleBinding"),
@@ -97,14 +110,6 @@ RESOURCES_1_20: tuple[ResourceInfo, ...] = (
     # coordination, events, policy, networking
     _r("coordination.k8s.io/v1", "leases", "lease", "Lease"),
     _r("events.k8s.io/v1", "events", "event", "Event", short=("ev",)),
-    _r(
-        "policy/v1beta1",
-        "poddisruptionbudgets",
-        "poddisruptionbudget",
-        "PodDisruptionBudget",
-        status=True,
-        short=("pdb",),
-    ),
     _r("networking.k8s.io/v1", "ingresses", "ingress", "Ingress", status=True, short=("ing",)),
     _r(
         "networking.k8s.io/v1",
@@ -125,17 +130,34 @@ RESOURCES_1_20: tuple[ResourceInfo, ...] = (
     ),
 )
 
-# Stable (GA) versions of persisted built-in resources, newest releases included. A release from
-# 1.25 on serves each one its OpenAPI schemas define; beta versions are off by default and are
-# not served. Where a release has two stable versions of one resource (HorizontalPodAutoscaler:
-# autoscaling/v1 and v2) only the newest is served, as no conversion between them is modelled.
+# Stable (GA) versions of persisted built-in resources, newest releases included: a release serves
+# each one its OpenAPI schemas define.
 STABLE_RESOURCES: tuple[ResourceInfo, ...] = (
-    *(
-        info
-        for info in RESOURCES_1_20
-        if info.api_version not in ("batch/v1beta1", "policy/v1beta1")
-    ),
+    *_WORKLOADS_AND_MORE,
     _r("v1", "podtemplates", "podtemplate", "PodTemplate"),
+    _r(
+        "autoscaling/v1",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        status=True,
+        short=("hpa",),
+    ),
+    _r(
+        "certificates.k8s.io/v1",
+        "podcertificaterequests",
+        "podcertificaterequest",
+        "PodCertificateRequest",
+        status=True,
+    ),
+    _r(
+        "resource.k8s.io/v1",
+        "devicetaintrules",
+        "devicetaintrule",
+        "DeviceTaintRule",
+        cluster=True,
+        status=True,
+    ),
     _r("batch/v1", "cronjobs", "cronjob", "CronJob", status=True, short=("cj",)),
     _r(
         "policy/v1",

@@ -32,6 +32,7 @@ from reconcile.cluster.memory.util import (
     format_time,
     utc_now,
 )
+from reconcile.cluster.memory.versions import Versions
 from reconcile.cluster.memory.writes import WritePath, name_of_body
 from reconcile.cluster.protocol import target_namespace
 from reconcile.cluster.stats import RequestStats
@@ -97,7 +98,9 @@ class MemoryCluster:
         self._clock = clock or utc_now
         self._lock = threading.RLock()
         self.release = releases.release(kubernetes_version)
-        self._registry = ResourceRegistry(self.release.resources)
+        self._registry = ResourceRegistry(
+            self.release.resources, self.release.storage, minor=self.release.minor
+        )
         self._store = ObjectStore()
         self._lifecycle = Lifecycle(self._store, self._registry, self._now)
         self._writes = WritePath(
@@ -108,6 +111,7 @@ class MemoryCluster:
             self._now,
             stable_uids=stable_uids,
         )
+        self._versions = Versions(self._registry, self._writes.admission, self.release.minor)
         self._snapshots: OrderedDict[SnapshotKey, KeyedObjects] = OrderedDict()
         namespaces = self._writes.storage_info(builtin.NAMESPACES)
         with self._lock:
@@ -124,9 +128,17 @@ class MemoryCluster:
         with self._lock:
             return self._registry.preferred_version(group)
 
+    def server_release(self) -> str:
+        return self.release.version
+
     def served_resources(self) -> list[ResourceInfo]:
         with self._lock:
             return self._registry.served_resources()
+
+    def api_resources(self) -> dict[str, list[ResourceInfo]]:
+        """Discovery's documents: every group version served, with its resources."""
+        with self._lock:
+            return self._registry.api_resources()
 
     @_counted("list", "200")
     def list(
@@ -147,6 +159,7 @@ class MemoryCluster:
         fields = field_matcher(resource.group_resource, field_selector)
         with self._lock:
             info = self._registry.served(resource)
+            stored = self._versions.target(info)
             scope = namespace if info.namespaced and namespace else None
             if continue_token:
                 list_rv, start = decode_continue(continue_token)
@@ -163,7 +176,7 @@ class MemoryCluster:
             if matching is None:
                 matching = [
                     (k, obj)
-                    for k, obj in self._store.items(info.group_resource, scope)
+                    for k, obj in self._store.items(stored.group_resource, scope)
                     if labels.matches(obj) and (fields is None or fields(obj))
                 ]
             remaining = matching[bisect_left(matching, start, key=lambda item: item[0]) :]
@@ -189,7 +202,9 @@ class MemoryCluster:
         self.stats.record("get", resource.group_resource)
         with self._lock:
             info = self._registry.served(resource)
-            return self._out(info, self._writes.existing(info, name, namespace))
+            with self._versions.speaking_as(info):
+                found = self._writes.existing(self._versions.target(info), name, namespace)
+            return self._out(info, found)
 
     @_counted("create", "201")
     def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
@@ -197,7 +212,11 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            created = self._writes.create(info, body, self._write(), dry_run=self._dry_run)
+            write = self._write(api_version=info.api_version)
+            with self._versions.speaking_as(info):
+                body = self._versions.incoming(info, body)
+                target = self._versions.target(info)
+                created = self._writes.create(target, body, write, dry_run=self._dry_run)
             self._lifecycle.settle()
             return self._out(info, created)
 
@@ -207,7 +226,11 @@ class MemoryCluster:
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
-            updated = self._writes.update(info, body, self._write(), dry_run=self._dry_run)
+            write = self._write(api_version=info.api_version)
+            with self._versions.speaking_as(info):
+                body = self._versions.incoming(info, body)
+                target = self._versions.target(info)
+                updated = self._writes.update(target, body, write, dry_run=self._dry_run)
             self._lifecycle.settle()
             return self._out(info, updated)
 
@@ -220,34 +243,36 @@ class MemoryCluster:
         with self._lock:
             info = self._registry.served(resource)
             v.check_type(info, body)
-            namespace = target_namespace(info, body) or ""
-            if info.namespaced:
-                body["metadata"]["namespace"] = namespace
-            name = name_of_body(body)
-            if not name:
-                v.raise_invalid(
-                    info,
-                    "",
-                    [v.required("metadata.name", "name is required")],
-                    minor=self.release.minor,
-                )
-            if info.namespaced:
-                self._writes.check_namespace(info, namespace, name)
-            stored = self._store.get(
-                info.group_resource, namespace if info.namespaced else "", name
-            )
             write = self._write(field_manager, api_version=info.api_version)
-            applied = ownership.server_apply(
-                stored, body, self._writes.ownership_kind(info), write, force=force
-            )
-            managed = applied["metadata"]["managedFields"]
-            dry = self._dry_run
-            if stored is None:
-                result = self._writes.create(info, applied, write, managed=managed, dry_run=dry)
-            else:
-                result = self._writes.update(info, applied, write, managed=managed, dry_run=dry)
+            with self._versions.speaking_as(info):
+                body = self._versions.incoming(info, body, decode=False)
+                result = self._apply(self._versions.target(info), body, write, force=force)
             self._lifecycle.settle()
             return self._out(info, result)
+
+    def _apply(self, info: ResourceInfo, body: Obj, write: ownership.Write, *, force: bool) -> Obj:
+        namespace = target_namespace(info, body) or ""
+        if info.namespaced:
+            body["metadata"]["namespace"] = namespace
+        name = name_of_body(body)
+        if not name:
+            v.raise_invalid(
+                info,
+                "",
+                [v.required("metadata.name", "name is required")],
+                minor=self.release.minor,
+            )
+        if info.namespaced:
+            self._writes.check_namespace(info, namespace, name)
+        stored = self._store.get(info.group_resource, namespace if info.namespaced else "", name)
+        applied = ownership.server_apply(
+            stored, body, self._writes.ownership_kind(info), write, force=force
+        )
+        managed = applied["metadata"]["managedFields"]
+        dry = self._dry_run
+        if stored is None:
+            return self._writes.create(info, applied, write, managed=managed, dry_run=dry)
+        return self._writes.update(info, applied, write, managed=managed, dry_run=dry)
 
     @_counted("update", "200")
     def update_status(self, resource: ResourceInfo, obj: Obj) -> Obj:
@@ -258,15 +283,21 @@ class MemoryCluster:
             if not info.has_status:
                 raise NotFound("the server could not find the requested resource")
             v.check_type(info, body)
-            stored = self._writes.existing(info, name_of_body(body), target_namespace(info, body))
-            self._writes.check_preconditions(info, stored, body["metadata"])
-            new = self._writes.status_update(info, stored, body)
-            self._writes.track(info, stored, new, self._write(subresource="status"))
+            write = self._write(subresource="status", api_version=info.api_version)
+            with self._versions.speaking_as(info):
+                body = self._versions.incoming(info, body)
+                target = self._versions.target(info)
+                stored = self._writes.existing(
+                    target, name_of_body(body), target_namespace(info, body)
+                )
+                self._writes.check_preconditions(target, stored, body["metadata"])
+                new = self._writes.status_update(target, stored, body)
+            self._writes.track(target, stored, new, write)
             if new == stored:
                 return self._out(info, stored)
             if self._dry_run:
                 return self._out(info, new)
-            self._lifecycle.write(info.group_resource, new)
+            self._lifecycle.write(target.group_resource, new)
             self._lifecycle.settle()
             return self._out(info, new)
 
@@ -291,7 +322,9 @@ class MemoryCluster:
             ) from e
         with self._lock:
             info = self._registry.served(resource)
-            stored = self._writes.existing(info, name, namespace)
+            target = self._versions.target(info)
+            with self._versions.speaking_as(info):
+                stored = self._writes.existing(target, name, namespace)
             meta = metadata(stored)
             if self._dry_run:
                 # kube-apiserver checks a dry run's preconditions in its storage layer, which
@@ -318,7 +351,7 @@ class MemoryCluster:
                 )
             if self._dry_run:
                 return
-            self._lifecycle.delete(info.group_resource, stored, policy)
+            self._lifecycle.delete(target.group_resource, stored, policy)
             self._lifecycle.settle()
 
     def dry_run_view(self) -> MemoryCluster:
@@ -380,7 +413,8 @@ class MemoryCluster:
         return format_time(self._clock())
 
     def _out(self, info: ResourceInfo, obj: Obj) -> Obj:
-        """A copy for the caller, typed as the version it asked through."""
+        """A copy for the caller, as the version it asked through shows it."""
+        obj = self._versions.outgoing(info, obj)
         out: Obj = {"apiVersion": info.api_version, "kind": info.kind}
         for key, value in obj.items():
             if key not in out:

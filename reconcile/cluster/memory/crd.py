@@ -8,6 +8,7 @@ from typing import Any
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.builtin import STANDARD_VERBS
 from reconcile.cluster.memory.cel import rule_definition_errors
+from reconcile.cluster.memory.convert_crd import non_structural
 from reconcile.cluster.memory.util import string_list
 from reconcile.cluster.types import Obj, ResourceInfo
 
@@ -150,7 +151,8 @@ def _version_errors(spec: dict[str, Any], minor: int | None) -> list[v.FieldErro
             storage += 1
         schema = _dict(version.get("schema")).get("openAPIV3Schema")
         if not isinstance(schema, dict):
-            errors.append(v.required(f"{path}.schema.openAPIV3Schema", "schemas are required"))
+            if spec.get("preserveUnknownFields") is not True:  # a CRD made as v1beta1
+                errors.append(v.required(f"{path}.schema.openAPIV3Schema", "schemas are required"))
         elif minor is not None:
             errors += rule_definition_errors(schema, f"{path}.schema.openAPIV3Schema", minor)
     if storage != 1:
@@ -163,8 +165,9 @@ def _version_errors(spec: dict[str, Any], minor: int | None) -> list[v.FieldErro
 
 
 def initial_status(crd: Obj, now: str, old_status: Any = None) -> dict[str, Any]:
-    """What the naming and establishing controllers set: accepted names, conditions, stored
-    versions (kept from `old_status` where it has them)."""
+    """What the naming, establishing and non-structural-schema controllers set: accepted
+    names, conditions (`NonStructuralSchema` for a CRD made as v1beta1 whose schemas are not
+    structural), stored versions (kept from `old_status` where they have them)."""
     old = _dict(old_status)
     names = {k: val for k, val in _names(crd).items() if val not in (None, "", [])}
     conditions = [
@@ -189,8 +192,22 @@ def initial_status(crd: Obj, now: str, old_status: Any = None) -> dict[str, Any]
         previous = by_type.get(condition["type"])
         if previous and previous.get("status") == condition["status"]:
             conditions[i] = dict(previous)
-    ours = {"NamesAccepted", "Established"}
+    ours = {"NamesAccepted", "Established", "NonStructuralSchema"}
     conditions += [dict(c) for c in old_conditions if c.get("type") not in ours]
+    violations = non_structural(crd)
+    if violations:
+        message = violations[0] if len(violations) == 1 else "[" + ", ".join(violations) + "]"
+        condition = {
+            "type": "NonStructuralSchema",
+            "status": "True",
+            "reason": "Violations",
+            "message": message,
+            "lastTransitionTime": now,
+        }
+        previous = by_type.get("NonStructuralSchema")
+        if previous and previous.get("message") == message:
+            condition = dict(previous)
+        conditions.insert(0, condition)
     stored = string_list(old.get("storedVersions"))
     storage = storage_version(crd)
     if storage and storage not in stored:
@@ -241,6 +258,11 @@ def resources(crd: Obj) -> tuple[ResourceInfo, list[ResourceInfo]]:
     if storage is None:
         storage = served[0] if served else info(versions[0] if versions else {})
     return storage, served
+
+
+def preserves_unknown_fields(crd: Obj) -> bool:
+    """A CRD made as v1beta1 keeps its objects' unknown fields (`preserveUnknownFields`)."""
+    return _spec(crd).get("preserveUnknownFields") is True
 
 
 def schema_of(crd: Obj, version: str) -> dict[str, Any] | None:

@@ -21,11 +21,11 @@ from typing import Any
 
 from reconcile.cluster.memory import validation as v
 from reconcile.objects.quantity import canonical_quantity
-from reconcile.releases import schema_root
+from reconcile.schemas.builtin import REF_PREFIX, definitions
 
 Schema = dict[str, Any]
 
-_REF_PREFIX = "#/$defs/"
+_REF_PREFIX = REF_PREFIX
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 
@@ -44,7 +44,7 @@ class ReleaseSchemas:
 
     def __init__(self, release: str) -> None:
         self.release = release
-        self._defs = _definitions(release)
+        self._defs = definitions(release)
         self._by_kind: dict[tuple[str, str], str] = {}
         for name, schema in self._defs.items():
             for gvk in schema.get("x-kubernetes-group-version-kind") or ():
@@ -77,13 +77,6 @@ class ReleaseSchemas:
 @lru_cache(maxsize=4)
 def release_schemas(release: str) -> ReleaseSchemas:
     return ReleaseSchemas(release)
-
-
-def _definitions(release: str) -> dict[str, Schema]:
-    path = schema_root() / f"v{release}.0-local-strict" / "_definitions.json"
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    defs: dict[str, Schema] = loaded["$defs"]
-    return defs
 
 
 class _Walk:

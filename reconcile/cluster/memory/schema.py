@@ -28,15 +28,22 @@ _BLOCKING_DETAIL = re.compile(
 
 
 def apply_schema(
-    schema: Schema | None, obj: dict[str, Any], minor: int, *, old: dict[str, Any] | None = None
+    schema: Schema | None,
+    obj: dict[str, Any],
+    minor: int,
+    *,
+    old: dict[str, Any] | None = None,
+    prune: bool = True,
 ) -> list[v.FieldError]:
     """Prune and default `obj` in place; return what it breaks of the schema and its rules, as
     the API server of release 1.`minor` words it. `old`: the stored object an update replaces
-    (transition rules compare with it)."""
+    (transition rules compare with it). `prune`: False for a CRD made as v1beta1 with
+    `preserveUnknownFields: true`, whose objects keep every field (and have no defaults)."""
     if schema is None:
         return []
-    _prune(obj, schema, keep_object_meta=True)
-    _default(obj, schema, root=True)
+    if prune:
+        _prune(obj, schema, keep_object_meta=True)
+        _default(obj, schema, root=True)
     errors = structural.schema_errors(schema, obj, minor)
     errors += structural.list_type_errors(schema, obj, minor=minor)
     if minor < cel.CEL_SINCE or not cel.has_rules(schema):

@@ -120,12 +120,7 @@ class WritePath:
             else:
                 body["status"] = self.admission.initial_status(info, body)
         if self.registry.is_custom(group_resource):
-            v.raise_invalid(
-                info,
-                name,
-                apply_schema(self.schema(info), body, self.release.minor),
-                minor=self.release.minor,
-            )
+            v.raise_invalid(info, name, self.schema_errors(info, body), minor=self.release.minor)
         body["apiVersion"] = storage.api_version
         body = fold_string_data(body)  # as the API server stores Secrets
         if (problem := undecodable_data(body)) is not None:
@@ -217,7 +212,7 @@ class WritePath:
             v.raise_invalid(info, str(meta["name"]), errors, minor=self.release.minor)
             self.admission.update(info, stored, body, str(meta["name"]))
         if self.registry.is_custom(group_resource):
-            errors += apply_schema(self.schema(info), body, self.release.minor, old=stored)
+            errors += self.schema_errors(info, body, stored)
         if is_deleting(stored):
             errors += v.no_new_finalizers(finalizers_of(stored), finalizers_of(body))
         v.raise_invalid(info, str(meta["name"]), errors, minor=self.release.minor)
@@ -255,7 +250,7 @@ class WritePath:
             else:
                 new.pop("status", None)
             if self.registry.is_custom(info.group_resource):
-                errors = apply_schema(self.schema(info), new, minor, old=stored)
+                errors = self.schema_errors(info, new, stored)
                 v.raise_invalid(info, name, errors, minor=minor)
             return new
         meta: dict[str, Any] = body["metadata"]
@@ -344,6 +339,12 @@ class WritePath:
         """The OpenAPI schema of a custom resource's version."""
         definition = self.store.get(builtin.CRDS, "", info.group_resource)
         return crd.schema_of(definition, info.version) if definition is not None else None
+
+    def schema_errors(self, info: ResourceInfo, obj: Obj, old: Obj | None = None) -> list[Any]:
+        """A custom resource pruned, defaulted and checked by its version's schema."""
+        definition = self.store.get(builtin.CRDS, "", info.group_resource) or {}
+        prune = not crd.preserves_unknown_fields(definition)
+        return apply_schema(self.schema(info), obj, self.release.minor, old=old, prune=prune)
 
     def storage_info(self, group_resource: str) -> ResourceInfo:
         info = self.registry.storage(group_resource)

@@ -12,6 +12,7 @@ from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.children import (
     Blocked,
     ChildrenDiff,
+    Dropped,
     diff_children,
     problem,
     wait,
@@ -69,6 +70,7 @@ class KeyPlan:
     actions: list[Action] = field(default_factory=list)
     waits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)  # fields the server would not keep
 
 
 @dataclass
@@ -317,3 +319,4 @@ def _diff_outputs(
         return
     plan.actions += outputs.actions
     plan.waits += outputs.waits
+    plan.dropped += outputs.dropped

@@ -1,12 +1,14 @@
 """HorizontalPodAutoscalers, NetworkPolicies and PodDisruptionBudgets.
 
 Defaults: an HPA's `minReplicas: 1` and its CPU target at 80% (v2 `metrics`, v1
-`targetCPUUtilizationPercentage`); a NetworkPolicy's `policyTypes: [Ingress]` (and `Egress`
-with egress rules). Initial statuses of HPAs and PDBs (all counts 0)."""
+`targetCPUUtilizationPercentage` unless its annotations name other targets); a NetworkPolicy's
+`policyTypes: [Ingress]` (and `Egress` with egress rules). Initial statuses of HPAs and PDBs
+(all counts 0; v2 leaves out a zero `currentReplicas`)."""
 
 from __future__ import annotations
 
-from reconcile.cluster.memory.kinds.base import Context, KindRules, child
+from reconcile.cluster.memory.convert_hpa import METRICS
+from reconcile.cluster.memory.kinds.base import Context, KindRules, as_dict, child
 from reconcile.objects.meta import Obj
 
 
@@ -24,7 +26,16 @@ def _hpa(obj: Obj, _: Context) -> None:
             }
         ]
     elif obj.get("apiVersion") == "autoscaling/v1":
-        spec.setdefault("targetCPUUtilizationPercentage", 80)
+        annotations = as_dict(as_dict(obj.get("metadata")).get("annotations"))
+        if METRICS not in annotations:  # targets beyond CPU, in v2's words
+            spec.setdefault("targetCPUUtilizationPercentage", 80)
+
+
+def _hpa_status(obj: Obj, _: int) -> Obj:
+    # v2 leaves out a zero `currentReplicas`; v1 writes it
+    if obj.get("apiVersion") == "autoscaling/v1":
+        return {"currentReplicas": 0, "desiredReplicas": 0}
+    return {"desiredReplicas": 0}
 
 
 def _network_policy(obj: Obj, _: Context) -> None:
@@ -33,9 +44,7 @@ def _network_policy(obj: Obj, _: Context) -> None:
         spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
 
 
-HORIZONTALPODAUTOSCALERS = KindRules(
-    default=_hpa, initial_status=lambda _, __: {"currentReplicas": 0, "desiredReplicas": 0}
-)
+HORIZONTALPODAUTOSCALERS = KindRules(default=_hpa, initial_status=_hpa_status)
 NETWORKPOLICIES = KindRules(default=_network_policy)
 PODDISRUPTIONBUDGETS = KindRules(
     initial_status=lambda _, __: {

@@ -1,0 +1,116 @@
+"""What the API server keeps of an object under its kind's schema: kube-apiserver drops the
+fields a structural schema (a CRD version's `openAPIV3Schema`) has no place for, and its decoder
+drops those a built-in kind's Go type lacks. One walk, for both, on plain dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+Schema = Mapping[str, Any]
+
+# The fields every object keeps at its root (and an embedded resource at its own), whatever a
+# CRD's schema says of them: the server manages them itself.
+ROOT_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
+
+
+def kept(schema: Schema | None, path: tuple[str, ...]) -> bool:
+    """Whether an object of `schema` keeps a field at `path`. No schema: kept."""
+    node: Schema | None = schema
+    for depth, step in enumerate(path):
+        if not isinstance(node, Mapping) or (depth == 0 and step in ROOT_FIELDS):
+            return True
+        node = child_schema(node, step)
+        if node is DROP:
+            return False
+    return True
+
+
+def pruned_object(
+    obj: Mapping[str, Any], schema: Schema | None
+) -> tuple[dict[str, Any], list[str]]:
+    """`obj` as the server keeps it under its kind's `schema`, and the paths of the fields it
+    drops (`spec.jobTemplate.spec.x`; `[*]` for any item of a list), each once."""
+    dropped: list[str] = []
+    if not isinstance(schema, Mapping):
+        return dict(obj), dropped
+    result: dict[str, Any] = {}
+    for key, value in obj.items():
+        if key in ROOT_FIELDS:
+            result[key] = value
+            continue
+        child = child_schema(schema, key)
+        if child is DROP:
+            dropped.append(key)
+            continue
+        result[key] = pruned(value, child, key, dropped)
+    return result, list(dict.fromkeys(dropped))
+
+
+def pruned(value: Any, node: Schema | None, path: str, dropped: list[str]) -> Any:
+    """`value` (at `path`) under `node`; what is dropped goes to `dropped`."""
+    if node is None:
+        return value
+    if isinstance(value, dict):
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            child = child_schema(node, key)
+            if child is DROP:
+                dropped.append(f"{path}.{key}")
+                continue
+            result[key] = pruned(item, child, f"{path}.{key}", dropped)
+        return result
+    if isinstance(value, list):
+        items = node.get("items")
+        items = items if isinstance(items, Mapping) else None
+        return [pruned(item, items, f"{path}[*]", dropped) for item in value]
+    return value
+
+
+def child_schema(node: Schema, key: str) -> Schema | None:
+    """The schema of field `key` of an object of schema `node`: None when anything goes
+    (preserved, or no schema), `DROP` when the field is pruned."""
+    properties = node.get("properties")
+    if isinstance(properties, Mapping) and key in properties:
+        child = properties[key]
+        return child if isinstance(child, Mapping) else None
+    if node.get("x-kubernetes-preserve-unknown-fields") is True:
+        return None
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        return extra
+    if extra is True:
+        return None
+    if node.get("x-kubernetes-embedded-resource") is True and key in ROOT_FIELDS:
+        return None
+    if not isinstance(properties, Mapping) and node.get("type") != "object":
+        return None  # no structure given here (int-or-string, an empty schema): kept
+    return DROP
+
+
+DROP: Schema = {"x-reconcile-dropped": True}
+
+
+class ResolvedSchema(Mapping[str, Any]):
+    """A schema whose `$ref`s (a built-in kind's definitions) read as what they name, at every
+    depth, resolved as the walk reaches them."""
+
+    def __init__(self, node: Schema, resolve: Callable[[Schema], Schema]) -> None:
+        self._node = resolve(node)
+        self._resolve = resolve
+
+    def __getitem__(self, key: str) -> Any:
+        return self._wrap(self._node[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    def _wrap(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return ResolvedSchema(value, self._resolve)
+        if isinstance(value, list):
+            return [self._wrap(item) for item in value]
+        return value

@@ -1,0 +1,168 @@
+"""What the server keeps of a built-in kind's object, from the release's own schemas: fields a
+kind's Go type lacks are dropped, so they are neither written nor compared (a difference only
+on paper would be written on every run); a built-in kind's own status fields stay as the server
+and its controllers keep them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconcile.engine.children import ChildrenDiff, Dropped, OwnedType, diff_children
+from reconcile.engine.status import status_to_write
+from reconcile.engine.writes import CLIENT_SIDE
+from reconcile.objects.resource import ResourceInfo
+from reconcile.schemas.builtin import kind_schemas, schema_release
+from reconcile.schemas.pruning import ResolvedSchema, pruned_object
+from reconcile.specs.controller import OwnedRule, UpdateMethod
+
+
+def builtin_schema(release: str, api_version: str, kind: str) -> ResolvedSchema:
+    schemas = kind_schemas(release)
+    root = schemas.root(api_version, kind)
+    assert root is not None, (release, api_version, kind)
+    return ResolvedSchema(root, schemas.resolve)
+
+
+def cronjob(api_version: str) -> dict[str, Any]:
+    """A published operator's CronJob: `_ttlSecondsAfterFinished` is no field of any version."""
+    return {
+        "apiVersion": api_version,
+        "kind": "CronJob",
+        "metadata": {"name": "backup", "namespace": "ops", "labels": {"app": "backup"}},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "jobTemplate": {
+                "spec": {
+                    "_ttlSecondsAfterFinished": 100,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "OnFailure",
+                            "containers": [
+                                {
+                                    "name": "backup",
+                                    "image": "busybox",
+                                    "resources": {"limits": {"cpu": "1000m"}},
+                                    "ports": [{"containerPort": 80, "hostPortName": "x"}],
+                                }
+                            ],
+                        }
+                    },
+                }
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("release", "api_version"), [("1.20", "batch/v1beta1"), ("1.37", "batch/v1")]
+)
+def test_a_field_the_kind_does_not_have_is_dropped_and_named(
+    release: str, api_version: str
+) -> None:
+    kept, dropped = pruned_object(
+        cronjob(api_version), builtin_schema(release, api_version, "CronJob")
+    )
+    assert dropped == [
+        "spec.jobTemplate.spec._ttlSecondsAfterFinished",
+        "spec.jobTemplate.spec.template.spec.containers[*].ports[*].hostPortName",
+    ]
+    job = kept["spec"]["jobTemplate"]["spec"]
+    assert "_ttlSecondsAfterFinished" not in job
+    container = job["template"]["spec"]["containers"][0]
+    # what the kind has is kept as written: quantities, maps, metadata
+    assert container["resources"] == {"limits": {"cpu": "1000m"}}
+    assert container["ports"] == [{"containerPort": 80}]
+    assert kept["metadata"] == cronjob(api_version)["metadata"]
+
+
+def test_int_or_string_and_open_maps_are_kept() -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "annotations": {"anything": "goes"}},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]},
+    }
+    kept, dropped = pruned_object(service, builtin_schema("1.37", "v1", "Service"))
+    assert (kept, dropped) == (service, [])
+
+
+def test_releases_between_and_after_the_bundled_ones_read_with_the_nearest() -> None:
+    assert schema_release("1.20") == "1.20"
+    assert schema_release("1.22") == "1.25"  # newer: at worst kept where the server drops
+    assert schema_release("1.31") == "1.31"
+    assert schema_release("1.45") == "1.37"
+    assert schema_release("") == "1.37"
+
+
+def namespace(status: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "team-a"},
+        "status": status,
+    }
+
+
+def test_a_namespace_keeps_its_phase_and_drops_what_it_has_no_place_for() -> None:
+    schema = builtin_schema("1.37", "v1", "Namespace")
+    parent = namespace({"phase": "Active"})
+    hook_status = {"kubeflow-pipelines-ready": "True"}
+    assert status_to_write(hook_status, parent, stamp=False, schema=schema) is None
+    assert status_to_write({}, parent, stamp=False, schema=schema) is None
+
+
+def test_a_deployment_parent_keeps_its_controller_s_status() -> None:
+    schema = builtin_schema("1.37", "apps/v1", "Deployment")
+    status: dict[str, Any] = {"replicas": 2, "readyReplicas": 2, "observedGeneration": 2}
+    parent = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "generation": 3},
+        "status": status,
+    }
+    written = status_to_write({"ready": True}, parent, stamp=True, schema=schema)
+    assert written == {"replicas": 2, "readyReplicas": 2, "observedGeneration": 3}
+    status["observedGeneration"] = 3
+    assert status_to_write({"ready": True}, parent, stamp=True, schema=schema) is None
+
+
+def test_a_custom_resource_s_status_is_replaced_as_metacontroller_replaces_it() -> None:
+    parent = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "generation": 1},
+        "status": {"old": 1, "observedGeneration": 1},
+    }
+    assert status_to_write({"new": 2}, parent) == {"new": 2, "observedGeneration": 1}
+
+
+def test_the_children_diff_compares_what_the_server_keeps() -> None:
+    api_version = "batch/v1"
+    schema = builtin_schema("1.37", api_version, "CronJob")
+    resource = ResourceInfo("batch", "v1", "cronjobs", "CronJob", namespaced=True)
+    owned = OwnedType(OwnedRule(api_version, "cronjobs", UpdateMethod.IN_PLACE), resource, schema)
+    wanted = cronjob(api_version)
+    kept, _ = pruned_object(wanted, schema)
+    stored = CLIENT_SIDE.create(resource, kept, "desired, missing", "").after  # as created
+    assert stored is not None
+    diff = ChildrenDiff()
+    diff_children(
+        owned,
+        {"ops/backup": stored},
+        {"ops/backup": wanted},
+        diff,
+        strategy=CLIENT_SIDE,
+        stale_reason="gone",
+    )
+    assert diff.actions == []
+    assert diff.dropped == [
+        Dropped(
+            resource,
+            (
+                "spec.jobTemplate.spec._ttlSecondsAfterFinished",
+                "spec.jobTemplate.spec.template.spec.containers[*].ports[*].hostPortName",
+            ),
+        )
+    ]
