@@ -24,17 +24,14 @@ from reconcile import __version__
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError
-from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, ReportTarget, RunConfig
 from reconcile.files import is_standard_input, reading_inputs
-from reconcile.files.seed import ManifestError
 from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render_to
 from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
 from reconcile.runner.keeper import ResultKeeper
-from reconcile.runner.local import controller_dirs, seeded_cluster
 from reconcile.runner.lock import default_holder
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
 from reconcile.runner.progress import LoggedProgress, Progress
@@ -78,14 +75,25 @@ def exit_code(result: RunResult) -> ExitCode:
     return ExitCode.OK
 
 
+class LocalInputError(Exception):
+    """`--local`'s manifests cannot make the in-process cluster (the message says why)."""
+
+
 def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
     if config.local.enabled:
-        with budget.interrupting("reading --local"):
-            return seeded_cluster(
-                [Path(p) for p in config.local.manifest_paths],
-                recursive=config.reconcile.recursive,
-                kubernetes_version=config.local.kubernetes_version,
-            )
+        # the in-process cluster is loaded only for --local: a live run never imports it
+        from reconcile.files.seed import ManifestError
+        from reconcile.runner.local import seeded_cluster
+
+        try:
+            with budget.interrupting("reading --local"):
+                return seeded_cluster(
+                    [Path(p) for p in config.local.manifest_paths],
+                    recursive=config.reconcile.recursive,
+                    kubernetes_version=config.local.kubernetes_version,
+                )
+        except (ManifestError, FileNotFoundError) as exc:
+            raise LocalInputError(f"--local: {exc}") from exc
     return connect_live(config.connection, budget, config.reconcile.workers)
 
 
@@ -455,8 +463,8 @@ def _run_reading(
     )
     try:
         cluster = open_cluster(config, budget)
-    except (ManifestError, FileNotFoundError) as exc:
-        return _failed(result, f"--local: {exc}", budget), None
+    except LocalInputError as exc:
+        return _failed(result, str(exc), budget), None
     except (ApiError, BudgetExhausted) as exc:
         message = exc.message if isinstance(exc, ApiError) else str(exc)
         return _failed(result, f"cannot reach the cluster: {message}", budget), None
@@ -491,7 +499,12 @@ def _failed(result: RunResult, error: str, budget: Budget) -> RunResult:
 def _write_output(
     output: OutputDir | None, cluster: Cluster | None, result: RunResult, config: RunConfig
 ) -> bool:
-    if output is None or not isinstance(cluster, MemoryCluster):
+    if output is None or cluster is None or not config.local.enabled:
+        return True
+    from reconcile.cluster.memory import MemoryCluster
+    from reconcile.runner.local import controller_dirs
+
+    if not isinstance(cluster, MemoryCluster):
         return True
     if result.fatal:
         log.warning("nothing written to %s: the run did not start", output.path)

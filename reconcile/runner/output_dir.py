@@ -20,11 +20,12 @@ import secrets
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reconcile.cluster.memory import MemoryCluster
-from reconcile.files.dump import dump_entries, to_yaml
 from reconcile.objects.secrets import is_secret
+
+if TYPE_CHECKING:
+    from reconcile.cluster.memory import MemoryCluster
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ class OutputDir:
         `hook_dirs`: for each controller read from a file, that file's directory. Its dumped
         command hooks get a `workingDir` relative to where they are written, so that the dump
         loads again (`--local OUT -R`) with the hooks where they were."""
+        # the in-process cluster's dump: loaded only when an --output-dir is written
+        from reconcile.files.dump import dump_entries, to_yaml
+
         files: dict[str, tuple[bytes, bool]] = {}
         for path, dumped in dump_entries(cluster):
             obj = _hooks_resolved(dumped, hook_dirs or {}, self._root / path.parent)

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,31 @@ def test_help_and_version_load_none_of_the_run() -> None:
             [sys.executable, "-c", probe, flag], capture_output=True, text=True, check=True
         )
         assert done.stderr.strip().splitlines()[-1] == "[]", (flag, done.stderr)
+
+
+def test_a_run_against_a_cluster_loads_no_in_process_cluster(tmp_path: Path) -> None:
+    """The in-process API server (a third of the package) is imported for --local only."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['reconcile', '--kubeconfig', sys.argv[1], '--max-duration', '0.2']\n"
+        "try:\n"
+        "    runpy.run_module('reconcile', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "memory = [m for m in sys.modules if m.startswith('reconcile.cluster.memory')]\n"
+        "print(memory, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(kubeconfig)], capture_output=True, text=True, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
