@@ -336,7 +336,8 @@ def keip_namespace(backend: Backend) -> Iterator[str]:
     yield name
     if backend.plane is not None:
         with contextlib.suppress(AssertionError):
-            kubectl(backend.plane, "delete", "namespace", name, "--wait=false")
+            # gone before the next test runs its cluster-wide controller
+            kubectl(backend.plane, "delete", "namespace", name, "--timeout=120s")
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
