@@ -120,7 +120,10 @@ class RunLoop:
 
     def run(self) -> RunResult:
         try:
-            return self._run()
+            # CPU-bound work of every pass (the in-process server checking a write against a
+            # CRD's rules and patterns) answers to the budget and the signals too
+            with self.budget.governing():
+                return self._run()
         finally:
             self.hooks.stop_processes()  # no long-lived hook process outlives the run
 
@@ -266,9 +269,12 @@ class RunLoop:
             if next_at is None:
                 break
             # A pass is started only when it can finish within the budget, judging by the
-            # slowest pass so far: a run that is only waiting ends cleanly, not mid-pass.
+            # slowest pass so far: a run that is only waiting ends cleanly, not mid-pass. The
+            # work's own end is the budget's (it began before this loop, and keeps a reserve
+            # for the report), which is earlier than `deadline`.
             longest = max(p.duration for p in result.passes)
-            if next_at + longest >= deadline:
+            work_ends = min(deadline, self.clock() + self.budget.remaining())
+            if next_at + longest >= work_ends:
                 result.due_next_run = due or ["the next pass (it would not finish in the budget)"]
                 break
             self.keeper.park(current.controllers)  # done with until the run ends

@@ -565,13 +565,6 @@ def test_keip_route_change_rolls_out_as_metacontroller(
         quiet(world, backend)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a run only waiting between passes may start a pass inside the budget's closing "
-    "reserve: the pass is cut at once and the run exits 1, 'the run's time budget ended "
-    "mid-pass' (runner/run.py _passes compares with started + --max-duration, the budget's "
-    "work ends CLOSING_RESERVE earlier)",
-)
 def test_keip_rollout_waiting_past_budget_exits_0(
     backend: Backend, tmp_path: Path, keip_namespace: str
 ) -> None:
