@@ -3,7 +3,11 @@
 The comment starts with a hidden marker, `<!-- reconcile-report: KEY -->`: a later run finds
 it among the pull request's comments and edits that comment (PATCH) instead of adding one
 (POST). KEY tells one use of the action from another on the same pull request (two jobs, two
-steps, two legs of a matrix).
+steps, two legs of a matrix). Anyone who may comment can write the marker too: only a comment
+whose author is the token's own identity is edited, never another's. That identity is what
+`GET /user` answers for a user's token; an installation token (the workflow's GITHUB_TOKEN),
+which `GET /user` refuses, writes as `github-actions[bot]`. When the identity cannot be told,
+nothing is edited: the report is a new comment.
 
 Only `pull_request` and `pull_request_target` events have a pull request to comment on; other
 events are left alone. The comment never fails the job: a token that may not write (a pull
@@ -46,6 +50,7 @@ TIMEOUT = 30.0  # seconds for one request
 RETRY_DELAY = 2.0  # seconds before the one retry of a read or an edit
 MAX_PAGES = 100  # of 100 comments each
 TITLE = "reconcile"
+ACTIONS_BOT = "github-actions[bot]"  # who writes with the workflow's GITHUB_TOKEN
 _MARKER_SAFE = " /._:()[]@+=,"  # everything else in a key is %-quoted: no `-->` ends the marker
 
 
@@ -137,6 +142,22 @@ def _closers(lines: list[str]) -> str:
 # -- the API ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who a token writes as: a login (and its id when GitHub said it)."""
+
+    login: str
+    id: int | None = None
+
+    def wrote(self, comment: Mapping[str, Any]) -> bool:
+        user = comment.get("user")
+        if not isinstance(user, dict) or not isinstance(user.get("login"), str):
+            return False
+        if user["login"].casefold() != self.login.casefold():
+            return False
+        return self.id is None or user.get("id") == self.id
+
+
 class GitHubError(Exception):
     def __init__(self, status: int | None, message: str) -> None:
         super().__init__(message)
@@ -182,6 +203,23 @@ class Client:
             url = _next_page(headers.get("Link") or "")
             if url is not None and not url.startswith(f"{self.api}/"):
                 return  # the token goes to the API only
+
+    def identity(self) -> Identity | None:
+        """Who the token writes as (None: it cannot be told; raises GitHubError for a token
+        that is not accepted, or an API that has no such path)."""
+        try:
+            user, _ = self._call("GET", f"{self.api}/user", retry=True)
+        except GitHubError as exc:
+            if exc.status == 403 and "integration" in exc.message:
+                return Identity(ACTIONS_BOT)  # an installation token: GitHub Actions' own
+            if exc.status is not None and exc.status < 500 and exc.status != 403:
+                raise  # not accepted, not found: as any other request would be answered
+            return None  # no answer, a server error, another refusal: unknown
+        login = user.get("login") if isinstance(user, dict) else None
+        if not isinstance(login, str) or not login:
+            return None
+        user_id = user.get("id") if isinstance(user, dict) else None
+        return Identity(login, user_id if isinstance(user_id, int) else None)
 
     def create(self, repository: str, number: int, body: str) -> dict[str, Any]:
         url = f"{self._repo(repository)}/issues/{number}/comments"
@@ -253,12 +291,21 @@ def _next_page(link: str) -> str | None:
     return found.group(1) if found else None
 
 
-def find(comments: Iterator[dict[str, Any]], key: str) -> dict[str, Any] | None:
-    """The first comment (the oldest) that starts with the key's marker."""
+def find(
+    comments: Iterator[dict[str, Any]], key: str, identity: Identity | None
+) -> dict[str, Any] | None:
+    """The first comment (the oldest) that starts with the key's marker and that `identity`
+    wrote: another's, marker or not, is never ours to edit. None without an identity."""
+    if identity is None:
+        return None
     wanted = marker(key)
     for comment in comments:
         body = comment.get("body")
-        if isinstance(body, str) and body.split("\n", 1)[0].strip() == wanted:
+        if (
+            isinstance(body, str)
+            and body.split("\n", 1)[0].strip() == wanted
+            and identity.wrote(comment)
+        ):
             return comment
     return None
 
@@ -359,7 +406,7 @@ def post(markdown: str | None, *, key: str, exit_code: str, env: Mapping[str, st
         exit_code=exit_code,
     )
     try:
-        found = find(client.comments(repository, number), key)
+        found = find(client.comments(repository, number), key, client.identity())
         if found is not None and isinstance(found.get("id"), int):
             done, verb = client.update(repository, found["id"], body), "updated"
         else:

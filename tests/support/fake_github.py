@@ -62,7 +62,7 @@ class Refusal:
 
 def user_id(login: str) -> int:
     """A stable id per login (GitHub's own for github-actions[bot])."""
-    return USER_IDS.get(login, 1000 + sum(ord(c) * 31**i for i, c in enumerate(login)) % 10**6)
+    return USER_IDS.get(login, 1000 + sum(ord(c) * (i + 1) for i, c in enumerate(login)))
 
 
 class FakeGitHub(ThreadingHTTPServer):
@@ -85,7 +85,8 @@ class FakeGitHub(ThreadingHTTPServer):
         self.page_size = page_size  # at most this many a page, whatever per_page asks
         self.comments: list[Comment] = []
         self.requests: list[Request] = []
-        self.refuse: dict[str, Refusal] = {}  # method → the answer to every such request
+        # method, or `METHOD /path`, → the answer to every such request
+        self.refuse: dict[str, Refusal] = {}
         self._ids = iter(range(5001, 10**9))
         self.lock = threading.Lock()
 
@@ -114,7 +115,9 @@ class FakeGitHub(ThreadingHTTPServer):
             self.requests.append(request)
             if request.authorization != f"Bearer {self.token}":
                 return 401, {"message": "Bad credentials"}, {}
-            refusal = self.refuse.get(request.method)
+            refusal = self.refuse.get(f"{request.method} {request.path}") or self.refuse.get(
+                request.method
+            )
             if refusal is not None:
                 return refusal.status, {"message": refusal.message}, {}
             if request.path == "/user" and request.method == "GET":
