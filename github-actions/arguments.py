@@ -8,7 +8,9 @@ word, and there is no dry run to ask for (a diff writes nothing) nor a cluster t
 When the input dry-run says a dry run (`true` or `server`), that is final: `args` may not name
 a dry-run mode of its own (`--dry-run=none`, `--dry-run none`, `--dry-run=false`, any
 `--dry-run` at all: the last one given would win), nor may the step's environment hold a
-RECONCILE_DRY_RUN that says otherwise. Either is refused before anything runs.
+RECONCILE_DRY_RUN that says otherwise. Either is refused before anything runs. The action's own
+dry run is one word (`--dry-run=client`): a bare `--dry-run` would take a first word of args
+that names a mode (`none`) as its value.
 
 Usage: python arguments.py --report PATH --markdown PATH [--kubeconfig PATH] OUT, with the
 inputs in ARGS and DRY_RUN. The words are written to OUT, each ended by a NUL (for bash's
@@ -75,7 +77,8 @@ def command_line(
     if kubeconfig:
         options += ["--kubeconfig", kubeconfig]
     if dry_run == "true":
-        options.append("--dry-run")
+        # one word: a bare --dry-run would take a first word of args (`none`) as its mode
+        options.append("--dry-run=client")
     elif dry_run == "server":
         options.append("--dry-run=server")
     return [*options, *words]

@@ -288,6 +288,23 @@ def test_without_a_dry_run_input_args_choose(tmp_path: Path) -> None:
     assert json.loads(argv.read_text())[-1] == "--dry-run=server"
 
 
+@pytest.mark.parametrize("first", ["none", "false", "server"])
+def test_a_first_word_of_args_is_not_the_action_s_dry_run_mode(
+    venv_temp: Path, tmp_path: Path, first: str
+) -> None:
+    """`args: none ...` after the action's dry run: the real reconcile, `--local` with a
+    controller whose parents need writes, refuses the stray word; nothing is applied."""
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "gitops", tmp_path / "platform")
+    inputs = {"args": f"{first} --local apps --controllers controllers", "dry-run": "true"}
+    done = run_action(
+        ACTION, inputs, venv_temp, env=PYTHON_FIRST, cwd=tmp_path / "platform",
+        github=CONTEXT, skip={"install"},
+    )  # fmt: skip
+    assert done.outputs["exit-code"] == "1", done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Got unexpected extra argument" in done.stderr
+    assert not Path(done.outputs["report"]).is_file()
+
+
 def test_a_refused_combination_never_runs_reconcile_for_real(
     venv_temp: Path,
     tmp_path: Path,
