@@ -16,6 +16,8 @@ and the fast test backend. Known differences from a real cluster:
   default service accounts or `kube-root-ca.crt` config maps);
 - creating an object that carries a resourceVersion is a 400 here (a 500 on the 1.20 server);
 - core `v1` events and `events.k8s.io/v1` events are stored apart (one store in a real server);
+  every other resource a release serves under several versions (or groups) is one set of
+  objects, converted as the server converts them (`versions`, `conversion`);
 - the controllers run synchronously inside the request that triggers them, so a client sees the
   state the real cluster converges to, without the intermediate ones;
 - a `continue` token whose snapshot was evicted continues from the current data instead of

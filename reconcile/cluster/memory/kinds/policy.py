@@ -1,13 +1,14 @@
 """HorizontalPodAutoscalers, NetworkPolicies and PodDisruptionBudgets.
 
 Defaults: an HPA's `minReplicas: 1` and its CPU target at 80% (v2 `metrics`, v1
-`targetCPUUtilizationPercentage` unless its annotations name other targets); a NetworkPolicy's
+`targetCPUUtilizationPercentage` unless its annotations name other targets), v2's scaling rules
+where `behavior` is given; a NetworkPolicy's
 `policyTypes: [Ingress]` (and `Egress` with egress rules). Initial statuses of HPAs and PDBs
 (all counts 0; v2 leaves out a zero `currentReplicas`)."""
 
 from __future__ import annotations
 
-from reconcile.cluster.memory.convert_hpa import METRICS
+from reconcile.cluster.memory.convert_hpa import METRICS, default_behavior
 from reconcile.cluster.memory.kinds.base import Context, KindRules, as_dict, child
 from reconcile.objects.meta import Obj
 
@@ -15,6 +16,8 @@ from reconcile.objects.meta import Obj
 def _hpa(obj: Obj, _: Context) -> None:
     spec = child(obj, "spec")
     spec.setdefault("minReplicas", 1)
+    if obj.get("apiVersion") == "autoscaling/v2":
+        default_behavior(spec)
     if obj.get("apiVersion") == "autoscaling/v2" and not spec.get("metrics"):
         spec["metrics"] = [
             {

@@ -1,0 +1,70 @@
+"""One object between the versions a release serves of its resource, as kube-apiserver
+converts it: most versions differ in name only; Ingresses (`convert_ingress`), CRDs
+(`convert_crd`), HorizontalPodAutoscalers (`convert_hpa`) and PriorityLevelConfigurations
+(v1beta3 renamed `assuredConcurrencyShares` to `nominalConcurrencyShares`) are converted field by
+field. Also each version's own defaults, given before an object is converted to the version it
+is stored as."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconcile.cluster.memory import convert_crd, convert_hpa, convert_ingress
+from reconcile.cluster.memory.builtin import CRDS
+from reconcile.cluster.memory.util import clone
+from reconcile.objects.meta import Obj
+
+HPAS = "horizontalpodautoscalers.autoscaling"
+_INGRESSES = ("ingresses.networking.k8s.io", "ingresses.extensions")
+_PRIORITY_LEVELS = "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io"
+_NOMINAL_SHARES_FROM = ("v1beta3", "v1")
+
+
+def _version(api_version: Any) -> str:
+    return str(api_version or "").rpartition("/")[2]
+
+
+def version_defaults(group_resource: str, obj: Obj) -> None:
+    """The defaults of the version `obj` is written in (its `apiVersion`), in place, where they
+    are not the stored version's."""
+    version = _version(obj.get("apiVersion"))
+    if group_resource in _INGRESSES and version == "v1beta1":
+        convert_ingress.version_defaults(obj)
+    elif group_resource == CRDS and version == "v1beta1":
+        convert_crd.version_defaults(obj)
+    elif group_resource == HPAS:
+        convert_hpa.version_defaults(obj)
+
+
+def convert(obj: Obj, api_version: str, group_resource: str, minor: int) -> Obj:
+    """`obj` (not changed) as `api_version` shows it."""
+    if group_resource == HPAS:  # its printing differs by version, even without a conversion
+        return convert_hpa.from_hub(convert_hpa.to_hub(obj), api_version, minor)
+    source, target = _version(obj.get("apiVersion")), _version(api_version)
+    if source == target:
+        out = obj if obj.get("apiVersion") == api_version else {**obj}
+    elif group_resource in _INGRESSES:
+        v1 = obj if source == "v1" else convert_ingress.to_v1(obj)
+        out = v1 if target == "v1" else convert_ingress.to_v1beta1(v1)
+    elif group_resource == CRDS:
+        out = convert_crd.to_v1(obj) if target == "v1" else convert_crd.to_v1beta1(obj)
+    elif group_resource == _PRIORITY_LEVELS:
+        out = _priority_level(obj, target in _NOMINAL_SHARES_FROM)
+    else:
+        out = {**obj}
+    out["apiVersion"] = api_version
+    return out
+
+
+def _priority_level(obj: Obj, nominal: bool) -> Obj:
+    out: Obj = clone(obj)
+    limited = (out.get("spec") or {}).get("limited")
+    if isinstance(limited, dict):
+        old, new = (
+            ("assuredConcurrencyShares", "nominalConcurrencyShares")
+            if nominal
+            else ("nominalConcurrencyShares", "assuredConcurrencyShares")
+        )
+        if old in limited:
+            limited[new] = limited.pop(old)
+    return out
