@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from reconcile.report.markdown_text import cut, fence_for, fence_line, html_text, inline, visible
+from reconcile.report.markdown_text import fence_for, fence_line, html_text, inline
 from reconcile.report.model import (
     ActionState,
     ActionView,
@@ -243,8 +243,8 @@ ITEM_CHARS = 2_000  # of one free text (an error, a hook's error, a wait): each 
 
 def _md(text: str) -> str:
     """Free text as literal Markdown (one line; `markdown_text.inline`), cut to ITEM_CHARS."""
-    return inline(cut(visible(text, keep="\n"), ITEM_CHARS))
+    return inline(text, ITEM_CHARS)
 
 
 def _html(text: str) -> str:
-    return html_text(cut(text, ITEM_CHARS))
+    return html_text(text, ITEM_CHARS)

@@ -76,9 +76,10 @@ def defused(text: str) -> str:
     return _ACTIVE.sub(ZERO_WIDTH_SPACE, text)
 
 
-def inline(text: str) -> str:
-    """Free text as literal Markdown: a paragraph's, a list item's or a table cell's."""
-    shown = visible(text, keep="\n")
+def inline(text: str, limit: int | None = None) -> str:
+    """Free text as literal Markdown: a paragraph's, a list item's or a table cell's (its
+    visible form cut to `limit` characters)."""
+    shown = _limited(visible(text, keep="\n"), limit)
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(shown, quote=False))
     escaped = _LINE_START.sub(_escape_line_start, escaped)
     return defused(escaped).replace("\n", "<br>")
@@ -89,18 +90,24 @@ def _escape_line_start(match: re.Match[str]) -> str:
     return f"{space}\\{sign}" if sign else f"{space}{number}\\{dot}"
 
 
-def html_text(text: str) -> str:
-    """Free text inside an HTML block (where Markdown is not read), on one line."""
-    return defused(html.escape(visible(text)))
+def html_text(text: str, limit: int | None = None) -> str:
+    """Free text inside an HTML block (where Markdown is not read), on one line (its visible
+    form cut to `limit` characters)."""
+    return defused(html.escape(_limited(visible(text), limit)))
 
 
-def code_span(text: str) -> str:
-    """`text` as an inline code span: delimited by more backticks than it holds in a row."""
-    shown = visible(text)
+def code_span(text: str, limit: int | None = None) -> str:
+    """`text` as an inline code span: delimited by more backticks than it holds in a row (its
+    visible form cut to `limit` characters)."""
+    shown = _limited(visible(text), limit)
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) or not shown else ""
     return f"{ticks}{pad}{shown}{pad}{ticks}"
+
+
+def _limited(shown: str, limit: int | None) -> str:
+    return shown if limit is None else cut(shown, limit)
 
 
 def fence_line(text: str) -> str:

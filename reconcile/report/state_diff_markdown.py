@@ -11,6 +11,7 @@ HTML of its own, no mention or link. Sizes are GitHub's: UTF-16 code units."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,7 +47,8 @@ ERROR_CHARS = 2_000  # of one error
 ERRORS_SHOWN = 20
 NAME_CHARS = 300  # of a title, a path or a label
 FIELDS_NAMED = 3  # changed fields named in an object's summary
-_NOTE_RESERVE = 800  # kept free for the note saying what was cut
+KINDS_NAMED = 12  # kinds of the objects left out named in the note
+_NOTE_RESERVE = 6_000  # kept free for the note saying what was cut
 
 
 @dataclass
@@ -66,7 +68,7 @@ def render_markdown(comparison: Comparison, *, limit: int = COMMENT_LIMIT) -> st
     room = limit - WRAPPER_RESERVE - _NOTE_RESERVE - size(head)
     groups = []
     for group, entries in by_group(comparison):
-        title = f"<b>{html_text(cut(group_title(group), NAME_CHARS))}</b>: {_counts(entries)}"
+        title = f"<b>{html_text(group_title(group), NAME_CHARS)}</b>: {_counts(entries)}"
         opening, closing = f"<details open><summary>{title}</summary>\n", "\n</details>\n"
         room -= size(opening) + size(closing)
         groups.append((opening, [_place(entry) for entry in entries], closing))
@@ -115,8 +117,21 @@ def _note(places: list[_Place], limit: int) -> str:
     return (
         f"\n**{len(places) - whole} of {len(places)} objects are not shown in full** here "
         f"({parts}): a comment holds at most {limit:,} characters. `reconcile diff` on your "
-        "machine, or its JSON report, shows them all.\n"
+        f"machine, or its JSON report, shows them all.{_left_out(places)}\n"
     )
+
+
+def _left_out(places: list[_Place]) -> str:
+    """What the objects not even named are, by change and kind (most first, at most
+    KINDS_NAMED): a reviewer knows what to look for elsewhere."""
+    kinds = Counter(
+        f"{p.entry.change.value} {p.entry.kind}" for p in places if not p.chosen
+    ).most_common()
+    if not kinds:
+        return ""
+    named = ", ".join(f"{n} {inline(what, NAME_CHARS)}" for what, n in kinds[:KINDS_NAMED])
+    more = f" and {len(kinds) - KINDS_NAMED} more kinds" if len(kinds) > KINDS_NAMED else ""
+    return f" Left out: {named}{more}."
 
 
 def _counts(entries: list[ObjectDiff]) -> str:
@@ -128,9 +143,7 @@ def _counts(entries: list[ObjectDiff]) -> str:
 def _head(comparison: Comparison) -> str:
     diff = comparison.diff
     title = "no change" if not diff.objects else summary(comparison).split(" (")[0]
-    base, head = (
-        code_span(cut(side_label(s), NAME_CHARS)) for s in (comparison.base, comparison.head)
-    )
+    base, head = (code_span(side_label(s), NAME_CHARS) for s in (comparison.base, comparison.head))
     lines = [
         f"### reconcile diff: {title}",
         "",
@@ -170,12 +183,10 @@ def _summary(entry: ObjectDiff, note: str = "") -> str:
     fields = ""
     if entry.change is ObjectChange.CHANGED:
         names = [c.dotted for c in entry.changes]
-        shown = ", ".join(
-            f"<code>{html_text(cut(n, NAME_CHARS))}</code>" for n in names[:FIELDS_NAMED]
-        )
+        shown = ", ".join(f"<code>{html_text(n, NAME_CHARS)}</code>" for n in names[:FIELDS_NAMED])
         more = len(names) - FIELDS_NAMED
         fields = f": {shown}" + (f" and {more} more" if more > 0 else "")
-    title = html_text(cut(entry.title, NAME_CHARS))
+    title = html_text(entry.title, NAME_CHARS)
     return f"<summary>{SIGN[entry.change]} {title} {entry.change.value}{fields}{note}</summary>"
 
 

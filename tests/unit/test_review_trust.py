@@ -195,3 +195,40 @@ def test_the_diff_markdown_of_a_failing_side_stays_small() -> None:
     assert size(markdown) < 50_000
     assert "- … and 10 more" in markdown
     assert_inert(markdown)
+
+
+def binding_of(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
+    }
+
+
+@pytest.mark.parametrize("decoys", [300, 2_000])
+def test_decoys_before_an_object_leave_it_named_or_counted_by_kind(decoys: int) -> None:
+    """Many objects sorted before a dangerous one: it is still named (the names come first),
+    or, when not even the names fit, the note counts what was left out by kind."""
+    head = [cm(f"decoy-{n:05d}") for n in range(decoys)] + [binding_of("zz-admin")]
+    diff = compare_states([], head, base_creators={}, head_creators={})
+    markdown = render_markdown(Comparison(Side("main"), Side("head"), diff))
+    assert size(markdown) <= 65_536 - 1_024
+    assert_inert(markdown)
+    if decoys == 300:
+        assert "+ ClusterRoleBinding zz-admin created" in markdown
+    else:
+        assert "+ ClusterRoleBinding zz-admin created" not in markdown
+        assert "Left out: " in markdown and "1 created ClusterRoleBinding" in markdown
+
+
+def test_names_full_of_escapes_take_a_bounded_room() -> None:
+    """A name of 250 tag characters (ten characters each as an escape) is cut once visible:
+    it cannot crowd the others out."""
+    names = [f"role-{n:02d}-" + "\U000e0041" * 250 for n in range(40)]
+    head = [{**binding_of(name), "kind": "ClusterRole", "rules": []} for name in names]
+    diff = compare_states([], head, base_creators={}, head_creators={})
+    markdown = render_markdown(Comparison(Side("main"), Side("head"), diff))
+    assert markdown.count("+ ClusterRole role-") == 40
+    assert all(len(line) < 3_000 for line in markdown.splitlines())
+    assert_inert(markdown)
