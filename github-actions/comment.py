@@ -58,6 +58,20 @@ def marker(key: str) -> str:
     return f"<!-- reconcile-report: {urllib.parse.quote(key, safe=_MARKER_SAFE)} -->"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#$!])")
+_ACTIVE = re.compile(r"(?<=@)(?=\w)|(?<=#)(?=[0-9])|(?<=:)(?=//)|(?<=www)(?=\.)", re.IGNORECASE)
+
+
+def inert(text: str) -> str:
+    """A value of the workflow's (a key may be its name, which a pull request may change) as
+    plain Markdown text: on one line, controls written as escapes, no Markdown or HTML of its
+    own, no mention or link (a zero-width space after `@`, `#`, a scheme's `:`)."""
+    shown = "".join(
+        c if c.isprintable() else f"\\u{ord(c):04x}" for c in " ".join(text.splitlines())
+    )
+    return _ACTIVE.sub("\u200b", _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(shown, quote=False)))
+
+
 def size(text: str) -> int:
     """Characters as GitHub may count them: UTF-16 code units, never fewer than code points."""
     return len(text.encode("utf-16-le")) // 2
@@ -77,7 +91,7 @@ def compose(
     """The comment: the marker, the report (cut to fit), a line naming the run."""
     head = marker(key) + "\n"
     run = f"[workflow run]({run_url})" if run_url else "the workflow run"
-    facts = [html.escape(key), run] + ([f"commit {html.escape(head_sha[:12])}"] if head_sha else [])
+    facts = [inert(key), run] + ([f"commit {inert(head_sha[:12])}"] if head_sha else [])
     footer = f"\n\n<sub>{' · '.join(facts)}</sub>\n"
     if markdown is None or not markdown.strip():
         code = f" (exit code {exit_code})" if exit_code else ""

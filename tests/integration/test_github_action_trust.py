@@ -349,3 +349,22 @@ def test_dry_run_true_writes_nothing_to_a_real_cluster(
     assert refused.returncode == 1, refused.stdout[-2000:] + refused.stderr[-2000:]
     assert live_backend.mutations_since(mark) == {}
     assert live_backend.requests_since(mark) == {}  # reconcile never connected
+
+
+def test_the_comment_s_own_line_keeps_a_hostile_key_inert(fake_temp: Path, tmp_path: Path) -> None:
+    """The default key is the workflow's name, which a pull request may change: in the line
+    naming the run it pings no one and links nowhere."""
+    key = "@acme/admins #1 [x](https://evil.example) <b>\u202e'"
+    with serving(FakeGitHub(TOKEN)) as github:
+        workspace = tmp_path / "workspace"
+        workspace.mkdir()
+        done = preview(
+            fake_temp, workspace, event_env(tmp_path, github.url), **{"comment-key": key}
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        (comment,) = github.on(PR)
+    footer = comment.body.rsplit("\n<sub>", 1)[1]
+    ours = "[workflow run](https://github.example/acme/platform/actions/runs/4242)"
+    assert ours in footer
+    assert_inert(footer.replace(ours, "the run"))  # nothing else links
+    assert "\\u202e" in footer and "&lt;b&gt;" in footer
