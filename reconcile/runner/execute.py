@@ -6,6 +6,7 @@ import contextlib
 import copy
 import logging
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from reconcile.budget import Budget, BudgetExhausted
@@ -33,6 +34,17 @@ NOT_ATTEMPTED = "not attempted"
 EARLIER_FAILED = "an earlier action failed"
 # Writes a parent may send at once: to different objects, none depending on another.
 _TOGETHER = (ActionKind.CREATE, ActionKind.DELETE, ActionKind.UPDATE)
+
+
+def failed_writes(actions: Iterable[ActionResult]) -> list[str]:
+    """Each write that was sent and refused, as an error of the run: all of them (a server dry
+    run sends every write, so several may be refused), never only the first. Writes not sent
+    after an earlier failure, and updates the loop guard held, are not errors of their own."""
+    return [
+        f"{failed.action.describe()} failed: {failed.error}"
+        for failed in actions
+        if failed.error and failed.attempted and not failed.held
+    ]
 
 
 class Executor:
@@ -272,11 +284,9 @@ class Executor:
         that failed (held updates are the loop guard's, reported once by the run)."""
         for reason, message, count in change_events(involved, result.actions):
             self.record_event(involved, reason, message, normal=True, count=count)
-        for failed in result.actions:
-            if failed.error and failed.attempted and not failed.held:
-                message = f"{failed.action.describe()} failed: {failed.error}"
-                result.errors.append(f"{result.parent}: {message}")
-                self.record_event(involved, "SyncError", message)
+        for message in failed_writes(result.actions):
+            result.errors.append(f"{result.parent}: {message}")
+            self.record_event(involved, "SyncError", message)
 
     def record_event(
         self,

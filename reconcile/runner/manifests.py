@@ -20,7 +20,7 @@ from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.names import metadata_problems
 from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
-from reconcile.runner.execute import Executor
+from reconcile.runner.execute import Executor, failed_writes
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import yaml_documents
 
@@ -128,11 +128,7 @@ class ManifestApplier:
             return controller
         try:
             self._apply(loaded, result)
-            failed = next((a for a in result.actions if a.error), None)
-            if failed is not None:
-                result.errors.append(
-                    f"{self.ref}: {failed.action.describe()} failed: {failed.error}"
-                )
+            result.errors += [f"{self.ref}: {m}" for m in failed_writes(result.actions)]
         except BudgetExhausted as exc:
             result.interrupted = True
             result.errors.append(f"{self.ref}: {exc}")

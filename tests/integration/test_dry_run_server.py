@@ -306,3 +306,37 @@ def test_manifests_and_their_prune_are_sent_as_dry_runs(backend: Backend, tmp_pa
     finally:
         if backend.plane is not None:
             backend.delete_quietly(backend.admin.discover("v1", "namespaces"), ns, None)
+
+
+def test_every_write_the_server_refuses_is_an_error_of_the_run(
+    project: Project, backend: Backend
+) -> None:
+    """A server dry run sends every write, so several may be refused: each one is an error of
+    the run (the summary, the exit and the Action's annotations read the errors), for the
+    controllers' children and for `--manifests` objects alike, never only the first."""
+    ns = project.namespace
+    project.add(project.gadget("big", 11), project.gadget("bigger", 12))
+    parts = [
+        {
+            "apiVersion": f"{project.group}/v1",
+            "kind": "Part",
+            "metadata": {"name": f"loose-{size}", "namespace": ns},
+            "spec": {"size": size},
+        }
+        for size in (20, 30)
+    ]
+    manifests = project.root / "parts.yaml"
+    manifests.write_text(yaml.safe_dump_all(parts))
+    done, report = project.run(
+        "--dry-run=server", "--manifests", str(manifests), "--applyset", f"{ns}/parts"
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    refused = [e for e in report["errors"] if "less than or equal to 10" in e]
+    for name in ("big", "bigger", "loose-20", "loose-30"):
+        assert [e for e in refused if f"Part {ns}/{name}:" in e], (name, report["errors"])
+    assert len(refused) == 4, report["errors"]
+    assert report["summary"]["errors"] == len(report["errors"])
+    found = actions(report)
+    assert {found[("create", f"Part {ns}/{n}")]["state"] for n in ("loose-20", "loose-30")} == {
+        "failed"
+    }
