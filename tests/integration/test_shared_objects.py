@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster.errors import ApiError
 from reconcile.cluster.types import ResourceInfo
 from reconcile.results import Divergence
 from tests.support.backends import Backend
@@ -157,10 +156,6 @@ def test_ingresses_under_two_groups_are_refused_before_any_write(
     """The issue's case: the user's Ingress, deleted under one group and created under the
     other run after run. Discovery says both groups store one resource (the lists would show
     the same uid): nothing is written."""
-    try:
-        backend.admin.discover("extensions/v1beta1", "ingresses")
-    except ApiError:
-        pytest.skip("this backend serves no extensions/v1beta1 ingresses")
     ingresses = backend.admin.discover("networking.k8s.io/v1", "ingresses")
     backend.admin.create(widgets, parent(widgets, "w", namespace))
     ingress: dict[str, Any] = {
