@@ -1,9 +1,12 @@
 """`reconcile diff`'s Markdown: made for a pull-request comment, collapsible per controller and
 per object, within the comment's size.
 
-Every object gets a place, in order: in full when it fits, cut (at most OBJECT_CHARS
-characters, each line at most LINE_CHARS) when it is large, named alone when the comment is
-nearly full; only when not even its name fits is it left out, and a note says how many of each.
+Every object gets a place, in order: first every object's name (its summary line), then, in
+order, the whole diff of each object that fits in what is left. A large object is cut (each
+line at most LINE_CHARS, the whole at most OBJECT_CHARS, shared between its parts by
+`fit_lines`, so that long annotations cannot hide a role after them); only when not even its
+name fits is an object left out. A note says how many were shown in part, named only or left
+out, and what kinds those left out are.
 Each error of the head is cut on its own (at most ERROR_CHARS), and at most ERRORS_SHOWN are
 listed. What comes from the compared files (names, keys, values, paths, errors, labels) is
 written with `markdown_text`: controls and bidirectional characters visible, no Markdown or
@@ -15,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reconcile.report.fit_lines import fit
 from reconcile.report.markdown_text import (
     code_span,
     cut,
@@ -191,29 +195,19 @@ def _summary(entry: ObjectDiff, note: str = "") -> str:
 
 
 def _object_block(entry: ObjectDiff) -> tuple[str, bool, int]:
-    """The object's `<details>` block, whether it had to be cut, and its number of lines."""
-    lines: list[str] = []
-    used = 0
-    all_lines = change_lines(entry)
-    partial = False
-    for index, (sign, text) in enumerate(all_lines):
-        line = fence_line(f"{sign} {text}")
-        if len(line) > LINE_CHARS:
-            line, partial = cut(line, LINE_CHARS), True
-        if used + size(line) + 1 > OBJECT_CHARS:
-            rest = len(all_lines) - index
-            lines.append(f"  … {plural(rest, 'more line')} not shown here")
-            partial = True
-            break
-        lines.append(line)
-        used += size(line) + 1
+    """The object's `<details>` block, whether it had to be cut, and its number of lines: each
+    line at most LINE_CHARS, the whole at most OBJECT_CHARS, shared between its parts
+    (`fit_lines`) so that no part hides another."""
+    all_lines = [fence_line(f"{sign} {text}") for sign, text in change_lines(entry)]
+    long_lines = any(len(line) > LINE_CHARS for line in all_lines)
+    lines, partial = fit([cut(line, LINE_CHARS) for line in all_lines], OBJECT_CHARS)
     fence = fence_for(lines)
-    note = " <i>(shown in part)</i>" if partial else ""
+    note = " <i>(shown in part)</i>" if partial or long_lines else ""
     return (
         f"<details>{_summary(entry, note)}\n\n{fence}diff\n"
         + "\n".join(lines)
         + f"\n{fence}\n</details>\n",
-        partial,
+        bool(note),
         len(all_lines),
     )
 

@@ -5,10 +5,13 @@ grouped under; and user text written into Markdown for every context it reaches.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
+from reconcile.report.diff import to_yaml
+from reconcile.report.fit_lines import fit
 from reconcile.report.last_applied import records, without_records
 from reconcile.report.markdown import render_markdown as run_markdown
 from reconcile.report.markdown_text import code_span, cut, html_text, inline, size, visible
@@ -232,3 +235,35 @@ def test_names_full_of_escapes_take_a_bounded_room() -> None:
     assert markdown.count("+ ClusterRole role-") == 40
     assert all(len(line) < 3_000 for line in markdown.splitlines())
     assert_inert(markdown)
+
+
+def test_no_part_of_a_large_object_hides_another() -> None:
+    """12,000 characters of annotations before the role and subjects: the cut object still
+    shows both, and says what it left out."""
+    padded = binding_of("readers")
+    padded["metadata"]["annotations"] = {f"note-{n:03d}": "z" * 150 for n in range(300)}
+    padded["subjects"] = [{"kind": "Group", "name": "system:unauthenticated"}]
+    padded["roleRef"] = {"kind": "ClusterRole", "name": "cluster-admin"}
+    lines = [f"+ {line}" for line in to_yaml(padded).splitlines()]
+    kept, cut_any = fit(lines, 6_000)
+    assert cut_any and sum(len(line) + 1 for line in kept) <= 6_000
+    text = "\n".join(kept)
+    assert "+   name: cluster-admin" in text and "+   name: system:unauthenticated" in text
+    assert "+ - kind: Group" in text
+    assert re.search(r"\+     … \d+ more lines not shown here", text)  # under annotations
+    assert kept[:3] == lines[:3]  # in order: apiVersion, kind, metadata first
+
+
+@pytest.mark.parametrize("parts", [1, 5, 400])
+def test_lines_fit_whatever_their_shape(parts: int) -> None:
+    lines = [f"+ key{n}:" for n in range(parts)]
+    lines = [
+        x
+        for n, head in enumerate(lines)
+        for x in (head, *[f"+   v{n}-{m}: " + "w" * 90 for m in range(50)])
+    ]
+    for budget in (200, 1_000, 12_000):
+        kept, _ = fit(lines, budget)
+        assert sum(len(line) + 1 for line in kept) <= budget
+        assert kept[0] == lines[0]
+        assert "not shown here" in kept[-1] or kept == lines
