@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from reconcile.engine.actions import ActionKind
 from reconcile.report.diff import ActionDiff, DiffLine, action_diff, diff_lines
+from reconcile.report.fit_lines import fit
 from reconcile.results import ActionResult, Outcome, ParentResult, RunResult
 
 DIFF_LINES = 300  # per action; the rest is summarised as `... N more lines`
@@ -79,15 +80,17 @@ class ActionView:
         return diff_lines(self.result.action, self.diff)
 
     def bounded_lines(self) -> list[DiffLine]:
-        """The diff lines, at most DIFF_LINES of at most LINE_CHARS characters each: a report
-        stays readable (and its size bounded) whatever a hook returns."""
-        lines = self.lines()
-        if len(lines) > DIFF_LINES:
-            lines = [*lines[:DIFF_LINES], (" ", f"  ... {len(lines) - DIFF_LINES} more lines")]
-        return [
-            (sign, text if len(text) <= LINE_CHARS else text[:LINE_CHARS] + " ...")
-            for sign, text in lines
+        """The diff lines, about DIFF_LINES of at most LINE_CHARS characters each: a report
+        stays readable (and its size bounded) whatever a hook returns. A longer diff is cut
+        part by part (`fit_lines`: long annotations do not hide the role after them)."""
+        lines = [
+            f"{sign} {text if len(text) <= LINE_CHARS else text[:LINE_CHARS] + ' ...'}"
+            for sign, text in self.lines()
         ]
+        total = sum(len(line) + 1 for line in lines)
+        if len(lines) > DIFF_LINES:
+            lines, _ = fit(lines, total * DIFF_LINES // len(lines))
+        return [(line[:1], line[2:]) for line in lines]
 
 
 def view(result: ActionResult) -> ActionView:

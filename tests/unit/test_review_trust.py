@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.objects.resource import ResourceInfo
+from reconcile.report import ReportFormat, render
 from reconcile.report.diff import to_yaml
 from reconcile.report.fit_lines import fit
 from reconcile.report.last_applied import records, without_records
@@ -18,6 +21,7 @@ from reconcile.report.markdown_text import code_span, cut, html_text, inline, si
 from reconcile.report.state_diff import MANIFESTS_GROUP, Comparison, Side, compare_states, key
 from reconcile.report.state_diff_markdown import render_markdown
 from reconcile.results import (
+    ActionResult,
     ControllerResult,
     HookCall,
     Outcome,
@@ -267,3 +271,20 @@ def test_lines_fit_whatever_their_shape(parts: int) -> None:
         assert sum(len(line) + 1 for line in kept) <= budget
         assert kept[0] == lines[0]
         assert "not shown here" in kept[-1] or kept == lines
+
+
+def test_the_run_report_cuts_a_created_object_part_by_part() -> None:
+    """A preview's create with 500 annotations before its role: the text and the Markdown
+    still show the role and the subjects."""
+    padded = binding_of("readers")
+    padded["metadata"]["annotations"] = {f"note-{n:03d}": "z" * 40 for n in range(500)}
+    padded["subjects"] = [{"kind": "Group", "name": "system:unauthenticated"}]
+    rbac = ResourceInfo(
+        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False
+    )
+    action = Action(ActionKind.CREATE, rbac, None, padded, "desired")
+    parent = ParentResult("c", "WebApp team/x", "sync", actions=[ActionResult(action, False)])
+    result = RunResult(dry_run=True, passes=[PassResult(1, [ControllerResult("c", [parent])])])
+    for output in (render(result, ReportFormat.TEXT), run_markdown(result)):
+        assert "name: cluster-admin" in output and "name: system:unauthenticated" in output
+        assert "more lines not shown here" in output
