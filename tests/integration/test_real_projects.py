@@ -27,7 +27,7 @@ import yaml
 from reconcile.cluster.errors import AlreadyExists
 from tests.support.backends import Backend
 from tests.support.cli import reconcile
-from tests.support.controlplane import TESTED_USER, free_port
+from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE, TESTED_USER, free_port
 from tests.support.mc_examples import serving_process
 from tests.support.poll import eventually
 
@@ -108,9 +108,14 @@ def writes(run: dict[str, Any]) -> dict[str, int]:
     }
 
 
+@pytest.mark.releases(
+    CURRENT_RELEASE,
+    OLDEST_RELEASE,
+    why="the profile controller ran on Metacontroller-era clusters, and runs on today's",
+)
 @pytest.mark.parametrize("version", sorted(KFP_CONTROLLERS))
 def test_kubeflow_pipelines_profile_controller_converges(
-    backend: Backend, tmp_path: Path, version: str
+    backend: Backend, tmp_path: Path, version: str, kube_release: str
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     objects = tmp_path / "objects"
@@ -119,7 +124,7 @@ def test_kubeflow_pipelines_profile_controller_converges(
     with kfp_hook(version) as url:
         controller = kfp_controller(version, url, tmp_path)
         if backend.name == "memory":
-            made, again, preview = _local_runs(tmp_path, objects, controller)
+            made, again, preview = _local_runs(tmp_path, objects, controller, kube_release)
         else:
             made, again, preview = _live_runs(backend, tmp_path, objects, controller)
     assert made.returncode == 0, made.stdout + made.stderr
@@ -152,10 +157,10 @@ def _actions(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _local_runs(
-    tmp_path: Path, objects: Path, controller: Path
+    tmp_path: Path, objects: Path, controller: Path, release: str
 ) -> tuple[subprocess.CompletedProcess[str], ...]:
     state = tmp_path / "state"
-    common = ("--report-format", "json")
+    common = ("--report-format", "json", "--kubernetes-version", release)
     made = reconcile(
         *("--local", str(KFP / "istio-crds.yaml"), "--local", str(objects)),
         *("--local", str(controller), "--output-dir", str(state), *common),
