@@ -5,8 +5,9 @@ it among the pull request's comments and edits that comment (PATCH) instead of a
 (POST). KEY tells one use of the action from another on the same pull request (two jobs, two
 steps, two legs of a matrix). Anyone who may comment can write the marker too: only a comment
 whose author is the token's own identity is edited, never another's. That identity is what
-`GET /user` answers for a user's token; an installation token (the workflow's GITHUB_TOKEN),
-which `GET /user` refuses, writes as `github-actions[bot]`. When the identity cannot be told,
+`GET /user` answers for a user's token; the job's own GITHUB_TOKEN (RECONCILE_WORKFLOW_TOKEN
+holds it, to compare), which `GET /user` refuses, writes as `github-actions[bot]`. When the
+identity cannot be told (another installation token, a GitHub App's, writes as its app's bot),
 nothing is edited: the report is a new comment.
 
 Only `pull_request` and `pull_request_target` events have a pull request to comment on; other
@@ -46,6 +47,7 @@ from typing import IO, Any
 MAX_BODY = 65_536  # characters GitHub takes in a comment
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 TOKEN_VARIABLE = "RECONCILE_COMMENT_TOKEN"
+WORKFLOW_TOKEN_VARIABLE = "RECONCILE_WORKFLOW_TOKEN"  # the job's GITHUB_TOKEN, to compare
 TIMEOUT = 30.0  # seconds for one request
 RETRY_DELAY = 2.0  # seconds before the one retry of a read or an edit
 MAX_PAGES = 100  # of 100 comments each
@@ -218,14 +220,16 @@ class Client:
             if url is not None and not url.startswith(f"{self.api}/"):
                 return  # the token goes to the API only
 
-    def identity(self) -> Identity | None:
+    def identity(self, *, workflow_token: bool) -> Identity | None:
         """Who the token writes as (None: it cannot be told; raises GitHubError for a token
-        that is not accepted, or an API that has no such path)."""
+        that is not accepted, or an API that has no such path). `workflow_token`: the token is
+        the job's own GITHUB_TOKEN, whose comments are github-actions[bot]'s; another
+        installation token (a GitHub App's) writes as its app's bot, which cannot be told."""
         try:
             user, _ = self._call("GET", f"{self.api}/user", retry=True)
         except GitHubError as exc:
             if exc.status == 403 and "integration" in exc.message:
-                return Identity(ACTIONS_BOT)  # an installation token: GitHub Actions' own
+                return Identity(ACTIONS_BOT) if workflow_token else None
             if exc.status is not None and exc.status < 500 and exc.status != 403:
                 raise  # not accepted, not found: as any other request would be answered
             return None  # no answer, a server error, another refusal: unknown
@@ -420,7 +424,8 @@ def post(markdown: str | None, *, key: str, exit_code: str, env: Mapping[str, st
         exit_code=exit_code,
     )
     try:
-        found = find(client.comments(repository, number), key, client.identity())
+        ours = client.identity(workflow_token=token == env.get(WORKFLOW_TOKEN_VARIABLE))
+        found = find(client.comments(repository, number), key, ours)
         if found is not None and isinstance(found.get("id"), int):
             done, verb = client.update(repository, found["id"], body), "updated"
         else:

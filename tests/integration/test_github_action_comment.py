@@ -325,7 +325,13 @@ def run_comment(
             f"--key={key}",
             "--exit-code=2",
         ],
-        env=clean | env | {"RECONCILE_COMMENT_TOKEN": TOKEN, "GITHUB_STEP_SUMMARY": str(summary)},
+        env=clean
+        | env
+        | {
+            "RECONCILE_COMMENT_TOKEN": TOKEN,
+            "RECONCILE_WORKFLOW_TOKEN": TOKEN,
+            "GITHUB_STEP_SUMMARY": str(summary),
+        },
         capture_output=True,
         text=True,
         timeout=60,

@@ -123,6 +123,27 @@ def test_a_user_token_edits_only_what_that_user_wrote(fake_temp: Path, tmp_path:
         assert any(r.path == "/user" for r in github.requests)
 
 
+def test_a_github_app_token_edits_nothing_it_cannot_tell_is_its_own(
+    fake_temp: Path, tmp_path: Path
+) -> None:
+    """An installation token that is not the job's own (a GitHub App's writes as its app's
+    bot): a marker comment by github-actions[bot] is not its own, nor can its own be told, so
+    every run posts anew."""
+    app_token = "ghs_" + "app" * 12
+    with serving(FakeGitHub(app_token, login="platform-bot[bot]")) as github:
+        by_actions = github.add(PR, PLANTED, user=ACTIONS_BOT)
+        workspace = tmp_path / "workspace"
+        workspace.mkdir()
+        for _ in range(2):
+            done = preview(
+                fake_temp, workspace, event_env(tmp_path, github.url), **{"github-token": app_token}
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert app_token not in done.stdout + done.stderr + done.summary
+        assert [r.method for r in github.writes()] == ["POST", "POST"]
+        assert by_actions.edits == 0
+
+
 @pytest.mark.parametrize(
     "refusal",
     [Refusal(502, "Server Error"), Refusal(403, "API rate limit exceeded")],
