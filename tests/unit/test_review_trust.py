@@ -288,3 +288,14 @@ def test_the_run_report_cuts_a_created_object_part_by_part() -> None:
     for output in (render(result, ReportFormat.TEXT), run_markdown(result)):
         assert "name: cluster-admin" in output and "name: system:unauthenticated" in output
         assert "more lines not shown here" in output
+
+
+@pytest.mark.parametrize("value", ["`" * 3_000, "a\n```\n</details>\n```` @x", "~~~\n" * 20])
+def test_no_value_closes_its_fence(value: str) -> None:
+    """Backtick runs longer than a line is kept, fences inside multi-line values, tildes."""
+    head = [{**cm("x"), "data": {"k": value}}, cm("y")]
+    diff = compare_states([], head, base_creators={}, head_creators={})
+    markdown = render_markdown(Comparison(Side("main"), Side("head"), diff))
+    reading = assert_inert(markdown)
+    assert len(reading.fences) == 2
+    assert all("kind: ConfigMap" in fence for fence in reading.fences)
