@@ -25,9 +25,10 @@ DIFF_HELP = """\
 What a change does, without a cluster: BASE and HEAD (two directories, or with --git two
 refs of one repository) are each run to convergence in an in-process cluster, as
 `reconcile --local` runs them, and the final states are compared object by object: created,
-deleted, and the fields that change. Noise is left out: the last-applied annotations,
-server-set metadata, defaults both sides share, status (unless --status), and the
-ControllerRevisions and Events runs keep.
+deleted, and the fields that change, each object shown as it is (never as an annotation says
+it is). Noise is left out: last-applied annotations that truly record their object (one that
+claims anything else is shown), server-set metadata, defaults both sides share, status
+(unless --status), and the ControllerRevisions and Events runs keep.
 
 Exit status: 0 no object differs, 2 some do, 1 an error (the comparison is incomplete).
 
