@@ -2,7 +2,9 @@
 memory backend behaving as the same release: Ingresses under `extensions/v1beta1`,
 `networking.k8s.io/v1beta1` and `v1` (1.20), HorizontalPodAutoscalers under `autoscaling/v1`
 and v2 (and 1.20's v2beta1 and v2beta2), each version decoded and defaulted as its release
-does (a 1.20 `batch/v1beta1` CronJob's unknown field dropped, `1000m` stored as `"1"`)."""
+does (a 1.20 `batch/v1beta1` CronJob's unknown field dropped, `1000m` stored as `"1"`), and what
+an install writes (RBAC bindings, PriorityClasses, StorageClasses, webhook configurations) under
+v1 and, on 1.20, v1beta1, with each version's defaults."""
 
 from __future__ import annotations
 
@@ -255,3 +257,131 @@ def test_an_hpa_reads_back_under_every_version_its_release_serves(
             "resource": {"name": "memory", "targetAverageValue": "100Mi"},
         }
         assert "autoscaling.alpha.kubernetes.io/behavior" in beta1["metadata"]["annotations"]
+
+
+WEBHOOK_RULE = {
+    "apiGroups": [""],
+    "apiVersions": ["v1"],
+    "operations": ["CREATE"],
+    "resources": ["pods"],
+}
+# What an install writes (Metacontroller's own, a webhook of a Metacontroller-era operator), as
+# each version stores it: (apiVersion, resource, written, what the server adds).
+INSTALLED = [
+    (
+        "rbac.authorization.k8s.io/{v}",
+        "clusterrolebindings",
+        {
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "x",
+            },
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "metacontroller", "namespace": "metacontroller"},
+                {"kind": "User", "name": "admin"},
+            ],
+        },
+        {
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "metacontroller", "namespace": "metacontroller"},
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "admin"},
+            ]
+        },
+    ),
+    (
+        "scheduling.k8s.io/{v}",
+        "priorityclasses",
+        {"value": 1000},
+        {"preemptionPolicy": "PreemptLowerPriority"},
+    ),
+    (
+        "storage.k8s.io/{v}",
+        "storageclasses",
+        {"provisioner": "example.com/disk"},
+        {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"},
+    ),
+]
+WEBHOOK_DEFAULTS = {
+    "v1": {
+        "failurePolicy": "Fail",
+        "matchPolicy": "Equivalent",
+        "namespaceSelector": {},
+        "objectSelector": {},
+        "timeoutSeconds": 10,
+    },
+    "v1beta1": {
+        "admissionReviewVersions": ["v1beta1"],
+        "failurePolicy": "Ignore",
+        "matchPolicy": "Exact",
+        "namespaceSelector": {},
+        "objectSelector": {},
+        "sideEffects": "Unknown",
+        "timeoutSeconds": 30,
+    },
+}
+
+
+def installed(version: str) -> list[Any]:
+    """The cases of one version: (apiVersion, resource, written, what the server adds)."""
+    cases = [
+        pytest.param(api_version.format(v=version), resource, written, added, id=resource)
+        for api_version, resource, written, added in INSTALLED
+    ]
+    webhook: dict[str, Any] = {
+        "name": "a.example.com",
+        "clientConfig": {"url": "https://x.example.com/"},
+    }
+    if version == "v1":
+        webhook.update(sideEffects="None", admissionReviewVersions=["v1"], rules=[WEBHOOK_RULE])
+    stored = {**webhook, **WEBHOOK_DEFAULTS[version]}
+    if version == "v1":
+        stored["rules"] = [{**WEBHOOK_RULE, "scope": "*"}]
+    cases.append(
+        pytest.param(
+            f"admissionregistration.k8s.io/{version}",
+            "validatingwebhookconfigurations",
+            {"webhooks": [webhook]},
+            {"webhooks": [stored]},
+            id="validatingwebhookconfigurations",
+        )
+    )
+    return cases
+
+
+def stored_with_defaults(
+    backend: Backend, namespace: str, api_version: str, resource: str, written: Obj, added: Obj
+) -> None:
+    info = backend.cluster.discover(api_version, resource)
+    name = f"{namespace}-{resource}"
+    body = {
+        "apiVersion": api_version,
+        "kind": info.kind,
+        "metadata": {"name": name},
+        **copy.deepcopy(written),
+    }
+    created = backend.cluster.create(info, body)
+    assert {k: v for k, v in created.items() if k not in ("apiVersion", "kind", "metadata")} == {
+        **written,
+        **added,
+    }
+    generation = 1 if resource in ("priorityclasses", "validatingwebhookconfigurations") else None
+    assert created["metadata"].get("generation") == generation
+
+
+@pytest.mark.releases(CURRENT_RELEASE, OLDEST_RELEASE, why="each release's defaults")
+@pytest.mark.parametrize(("api_version", "resource", "written", "added"), installed("v1"))
+def test_what_an_install_writes_is_stored_with_the_servers_defaults(
+    backend: Backend, namespace: str, api_version: str, resource: str, written: Obj, added: Obj
+) -> None:
+    stored_with_defaults(backend, namespace, api_version, resource, written, added)
+
+
+@pytest.mark.releases(
+    OLDEST_RELEASE, why="1.20 serves these kinds under v1beta1 too, with its defaults"
+)
+@pytest.mark.parametrize(("api_version", "resource", "written", "added"), installed("v1beta1"))
+def test_what_an_install_writes_as_v1beta1_is_stored_with_v1beta1s_defaults(
+    backend: Backend, namespace: str, api_version: str, resource: str, written: Obj, added: Obj
+) -> None:
+    stored_with_defaults(backend, namespace, api_version, resource, written, added)

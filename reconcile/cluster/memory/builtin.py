@@ -352,6 +352,7 @@ GENERATION_RESOURCES = frozenset(
         "mutatingwebhookconfigurations.admissionregistration.k8s.io",
         "validatingwebhookconfigurations.admissionregistration.k8s.io",
         "validatingadmissionpolicies.admissionregistration.k8s.io",
+        "priorityclasses.scheduling.k8s.io",
         CRDS,
     }
 )

@@ -11,12 +11,18 @@ from typing import Any
 
 from reconcile.cluster.memory import convert_crd, convert_hpa, convert_ingress
 from reconcile.cluster.memory.builtin import CRDS
+from reconcile.cluster.memory.kinds.access import webhook_version_defaults
 from reconcile.cluster.memory.util import clone
 from reconcile.objects.meta import Obj
 
 HPAS = "horizontalpodautoscalers.autoscaling"
 _INGRESSES = ("ingresses.networking.k8s.io", "ingresses.extensions")
 _PRIORITY_LEVELS = "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io"
+_CSRS = "certificatesigningrequests.certificates.k8s.io"
+_WEBHOOKS = (
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    "validatingwebhookconfigurations.admissionregistration.k8s.io",
+)
 _NOMINAL_SHARES_FROM = ("v1beta3", "v1")
 
 
@@ -34,6 +40,12 @@ def version_defaults(group_resource: str, obj: Obj) -> None:
         convert_crd.version_defaults(obj)
     elif group_resource == HPAS:
         convert_hpa.version_defaults(obj)
+    elif group_resource in _WEBHOOKS and version == "v1beta1":
+        webhook_version_defaults(obj)
+    elif group_resource == _CSRS and version == "v1beta1" and isinstance(obj.get("spec"), dict):
+        # v1beta1 picks a kubelet's signer from the request's subject; others are legacy
+        obj["spec"].setdefault("usages", ["digital signature", "key encipherment"])
+        obj["spec"].setdefault("signerName", "kubernetes.io/legacy-unknown")
 
 
 def convert(obj: Obj, api_version: str, group_resource: str, minor: int) -> Obj:

@@ -7,6 +7,7 @@ workload controller)."""
 from __future__ import annotations
 
 from reconcile.cluster.memory.kinds import (
+    access,
     batch,
     config,
     namespaces,
@@ -38,6 +39,12 @@ RULES: dict[str, KindRules] = {
     "networkpolicies.networking.k8s.io": policy.NETWORKPOLICIES,
     "poddisruptionbudgets.policy": policy.PODDISRUPTIONBUDGETS,
     "namespaces": namespaces.NAMESPACES,
+    "rolebindings.rbac.authorization.k8s.io": access.BINDINGS,
+    "clusterrolebindings.rbac.authorization.k8s.io": access.BINDINGS,
+    "priorityclasses.scheduling.k8s.io": access.PRIORITY_CLASSES,
+    "storageclasses.storage.k8s.io": access.STORAGE_CLASSES,
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io": access.MUTATING_WEBHOOKS,
+    "validatingwebhookconfigurations.admissionregistration.k8s.io": access.VALIDATING_WEBHOOKS,
 }
 
 
