@@ -39,6 +39,7 @@ from reconcile.config import (
     ConnectionSettings,
     DryRunMode,
     GitSettings,
+    KustomizeIsolation,
     KustomizeSettings,
     LocalSettings,
     LogFormat,
@@ -83,6 +84,7 @@ class RunCommand(Command):
             "manifests",
             "recursive",
             "kustomize_allow_remote",
+            "kustomize_isolation",
             "git_url",
             "git_ref",
             "git_cache",
@@ -413,6 +415,17 @@ def run(
             "run would apply whatever that server says.",
         ),
     ] = False,
+    kustomize_isolation: Annotated[
+        KustomizeIsolation,
+        typer.Option(
+            "--kustomize-isolation",
+            case_sensitive=False,
+            help="How kustomize is kept off the network without --kustomize-allow-remote: "
+            "auto (a network namespace of its own, else a seccomp filter refusing it sockets, "
+            "else kustomize is not run), namespace, seccomp, or none (on the network: only "
+            "the kustomization's fields are checked).",
+        ),
+    ] = KustomizeIsolation.AUTO,
     report_format: Annotated[
         StdoutReport,
         typer.Option(
@@ -502,7 +515,9 @@ def run(
             output_dir=str(output_dir) if output_dir else None,
             kubernetes_version=kubernetes_version,
         ),
-        kustomize=KustomizeSettings(allow_remote=kustomize_allow_remote),
+        kustomize=KustomizeSettings(
+            allow_remote=kustomize_allow_remote, isolation=kustomize_isolation
+        ),
     )
     from reconcile.report.targets import parse_report_file  # not loaded for --help
 

@@ -16,7 +16,14 @@ from reconcile.cli_support import (
     parse_hosts_option,
     seconds,
 )
-from reconcile.config import GitSettings, LogFormat, LoggingSettings, LogLevel, ReportTarget
+from reconcile.config import (
+    GitSettings,
+    KustomizeIsolation,
+    LogFormat,
+    LoggingSettings,
+    LogLevel,
+    ReportTarget,
+)
 from reconcile.diff_job import DiffConfig, diff_job
 from reconcile.logs import configure_logging
 from reconcile.releases import DEFAULT_VERSION, supported_versions
@@ -139,6 +146,16 @@ def diff(
             envvar="RECONCILE_KUSTOMIZE_ALLOW_REMOTE",
         ),
     ] = False,
+    kustomize_isolation: Annotated[
+        KustomizeIsolation | None,
+        typer.Option(
+            "--kustomize-isolation",
+            case_sensitive=False,
+            help="How kustomize is kept off the network: auto, namespace, seccomp or none "
+            "(see `reconcile --help`).",
+            envvar="RECONCILE_KUSTOMIZE_ISOLATION",
+        ),
+    ] = None,
     report_format: Annotated[
         StdoutReport,
         typer.Option(
@@ -191,6 +208,7 @@ def diff(
         workers=workers,
         allowed_hook_hosts=parse_hosts_option(allowed_hook_hosts),
         kustomize_allow_remote=kustomize_allow_remote,
+        kustomize_isolation=kustomize_isolation or KustomizeIsolation.AUTO,
         reports=tuple(targets),
     )
     configure_logging(LoggingSettings(level=log_level, format=log_format))

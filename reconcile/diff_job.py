@@ -22,6 +22,7 @@ from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.config import (
     GitSettings,
+    KustomizeIsolation,
     KustomizeSettings,
     LocalSettings,
     ReconcileSettings,
@@ -58,6 +59,7 @@ class DiffConfig:
     workers: int = 8
     allowed_hook_hosts: tuple[str, ...] | None = None
     kustomize_allow_remote: bool = False
+    kustomize_isolation: KustomizeIsolation = KustomizeIsolation.AUTO
     reports: tuple[ReportTarget, ...] = (ReportTarget("text"),)
 
 
@@ -156,7 +158,9 @@ def _side_config(config: DiffConfig, where: str) -> RunConfig:
             manifest_paths=inside(config.local), kubernetes_version=config.kubernetes_version
         ),
         git=replace(config.git, ref=where) if config.git.enabled else GitSettings(),
-        kustomize=KustomizeSettings(allow_remote=config.kustomize_allow_remote),
+        kustomize=KustomizeSettings(
+            allow_remote=config.kustomize_allow_remote, isolation=config.kustomize_isolation
+        ),
     )
 
 
