@@ -1,6 +1,11 @@
 """Where webhook connections come from: urllib3 pool managers, one per (proxy, TLS settings),
 each keeping `pool_size` connections per host alive for the whole run.
 
+A hook's URL is parsed once (`specs.hook_url`), and the connection pool is given the scheme,
+host and port of that parse, never the URL's text to read again its own way: the host the
+allow-list approved is the host connected to (or, through a proxy, the host the proxy is asked
+for, in a URL rebuilt from the same parts).
+
 The environment is read once per hook URL, as curl and requests read it:
 `HTTP(S)_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host (a suffix, `*`, a host:port, an
 IP or a CIDR range), and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` for the CAs to trust, else
@@ -16,13 +21,14 @@ import os
 import threading
 import urllib.request
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import Any
 
-from urllib3 import PoolManager, ProxyManager
+from urllib3 import BaseHTTPResponse, PoolManager, ProxyManager
 
 from reconcile.hooks.deadline import WATCHED_POOLS
 from reconcile.objects.redact import split_userinfo
 from reconcile.secret_values import remember_credential
+from reconcile.specs.hook_url import HookUrl, parse_hook_url
 
 #: A pool manager's settings: proxy, CA file, client certificate and key files.
 _ManagerKey = tuple[str | None, str | None, tuple[str, str] | None]
@@ -30,14 +36,19 @@ _ManagerKey = tuple[str | None, str | None, tuple[str, str] | None]
 
 @dataclass(frozen=True)
 class Route:
-    """How one URL is reached: the URL without its user and password, through which proxy
-    (None: directly), trusting which CAs, and the basic authorization the user and password
-    in the URL make (None: there are none)."""
+    """How one URL is reached: the URL as parsed once (`endpoint`), through which proxy (None:
+    directly), trusting which CAs, and the basic authorization the user and password in the URL
+    make (None: there are none)."""
 
-    url: str
+    endpoint: HookUrl
     proxy: str | None
     ca_file: str | None
     authorization: str | None
+
+    @property
+    def url(self) -> str:
+        """The URL without its user and password, rebuilt from the parsed parts."""
+        return self.endpoint.url
 
 
 class HookConnections:
@@ -50,7 +61,8 @@ class HookConnections:
         self._managers: dict[_ManagerKey, PoolManager] = {}
 
     def route(self, url: str) -> Route:
-        """How `url` is reached, worked out once per URL."""
+        """How `url` is reached, worked out once per URL. Raises HookUrlError (a ValueError)
+        when it is no webhook URL."""
         with self._lock:
             found = self._routes.get(url)
         if found is None:
@@ -70,6 +82,24 @@ class HookConnections:
             if found is None:
                 found = self._managers[key] = self._new_manager(*key)
             return found
+
+    def post(self, manager: PoolManager, route: Route, **request: Any) -> BaseHTTPResponse:
+        """POST on `manager`'s pool for exactly the route's scheme, host and port; `request`:
+        urllib3's urlopen arguments (body, headers, timeout, ...)."""
+        endpoint = route.endpoint
+        pool = manager.connection_from_host(
+            endpoint.host_for_url, port=endpoint.port, scheme=endpoint.scheme
+        )
+        target = endpoint.target
+        if isinstance(manager, ProxyManager) and endpoint.scheme == "http":
+            # an HTTP proxy forwards plain http: it is asked for the absolute URL, rebuilt from
+            # the parts checked (an https hook goes through a tunnel to its host and port)
+            target = endpoint.url
+            request["headers"] = {"Host": endpoint.netloc, **request.get("headers", {})}
+        response: BaseHTTPResponse = pool.urlopen(
+            "POST", target, assert_same_host=False, redirect=False, **request
+        )
+        return response
 
     def close(self) -> None:
         with self._lock:
@@ -113,11 +143,16 @@ def _without_credentials(url: str) -> tuple[str, str | None]:
 
 
 def _route(url: str) -> Route:
-    parts = urlsplit(url)
-    url, authorization = _without_credentials(url)
+    endpoint = parse_hook_url(url)
+    authorization = None
+    if endpoint.has_userinfo:
+        encoded = base64.b64encode(f"{endpoint.user}:{endpoint.password}".encode()).decode()
+        remember_credential(endpoint.password)
+        remember_credential(encoded)
+        authorization = f"Basic {encoded}"
     return Route(
-        url=url,
-        proxy=proxy_for(parts.scheme, parts.hostname or "", parts.port),
+        endpoint=endpoint,
+        proxy=proxy_for(endpoint.scheme, endpoint.host, endpoint.port),
         ca_file=default_ca_file(),
         authorization=authorization,
     )

@@ -30,7 +30,7 @@ from reconcile.hooks.errors import (
 )
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.parse import parse_object
-from reconcile.specs.hook_hosts import host_allowed, url_authority
+from reconcile.specs.hook_hosts import host_allowed
 from reconcile.specs.hooks import HookSpec, WebhookSpec
 
 log = logging.getLogger("reconcile.hooks")
@@ -113,15 +113,15 @@ class WebhookTransport:
     ) -> HookResult:
         start = self._clock()
         try:
-            route = self.connections.route(spec.url)
-        except ValueError as exc:  # a port out of range, a broken IPv6 literal, ...
+            route = self.connections.route(spec.url)  # the URL parsed, once
+        except ValueError as exc:  # refused when the controller loads; here for other callers
             raise HookError(hook, "connection", f"request failed: invalid URL: {exc}") from None
-        if self.allowed_hosts is not None and not host_allowed(spec.url, self.allowed_hosts):
-            host, port = url_authority(spec.url)
+        endpoint = route.endpoint
+        if self.allowed_hosts is not None and not host_allowed(endpoint, self.allowed_hosts):
             raise HookError(
                 hook,
                 "host-not-allowed",
-                f"{host}:{port} is not among the allowed hook hosts "
+                f"{endpoint.authority} is not among the allowed hook hosts "
                 f"({', '.join(self.allowed_hosts)}): not called",
             )
         try:
@@ -293,14 +293,13 @@ class WebhookTransport:
         self._watcher.start_attempt(watch, timeout)
         try:
             manager = self.connections.manager(route, security.ca_file, security.client_cert)
-            response = manager.urlopen(
-                "POST",
-                route.url,
+            response = self.connections.post(
+                manager,
+                route,
                 body=data,
                 headers=headers,
                 timeout=urllib3.Timeout(connect=timeout, read=timeout),
                 retries=False,
-                redirect=False,
                 preload_content=False,
             )
         except (http_errors.HTTPError, OSError) as exc:

@@ -6,12 +6,17 @@ among them) to a host the pull request chose.
 A pattern is a host (`hooks.example.com`, an IPv4 address, `[::1]`), optionally with a port
 (`hooks.example.com:8443`, which then must match too), or `*.` and a domain for any host
 under that domain (not the domain itself). Case and a trailing dot do not count.
+
+A URL is matched as `specs.hook_url` parses it, the one reading the connection is made from: a
+URL that parser refuses matches nothing.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from urllib.parse import urlsplit
+
+from reconcile.specs.hook_url import HookUrl, HookUrlError, parse_hook_url
 
 _LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
 _HOST = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*\Z")
@@ -26,9 +31,10 @@ def parse_host_patterns(values: list[str]) -> tuple[str, ...]:
         for item in re.split(r"[,\s]+", value.strip()):
             if not item:
                 continue
-            pattern = _normalise(item)
-            host, port = _split_port(pattern)
-            if not (_HOST.match(host) or _IPV6.match(host)) or (port and not port.isdigit()):
+            host, port = _split_port(_normalise(item))
+            normal = _host_pattern(host)
+            pattern = f"{normal}:{port}" if port else normal or ""
+            if not (normal and (not port or _port(port))):
                 raise ValueError(
                     f"{item!r} is not a host pattern (host, host:port or *.domain, "
                     "e.g. hooks.example.com, 127.0.0.1:8443, *.svc.cluster.local)"
@@ -40,23 +46,20 @@ def parse_host_patterns(values: list[str]) -> tuple[str, ...]:
 
 
 def url_authority(url: str) -> tuple[str, str]:
-    """(host, port) of a webhook URL, normalised; the port is the scheme's default when the
-    URL names none."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower().rstrip(".")
-    if ":" in host:
-        host = f"[{host}]"
+    """(host, port) of a webhook URL as `parse_hook_url` reads it (IPv6 in brackets); the port
+    is the scheme's default when the URL names none. ValueError when it is no webhook URL."""
+    parsed = parse_hook_url(url)
+    return parsed.host_for_url, str(parsed.port)
+
+
+def host_allowed(url: str | HookUrl, patterns: tuple[str, ...]) -> bool:
+    """Whether `url` (text, or as parsed) is on a host `patterns` allow; a URL that cannot be
+    parsed is on none."""
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = 443 if parts.scheme == "https" else 80
-    return host, str(port)
-
-
-def host_allowed(url: str, patterns: tuple[str, ...]) -> bool:
-    host, port = url_authority(url)
+        parsed = url if isinstance(url, HookUrl) else parse_hook_url(url)
+    except HookUrlError:
+        return False
+    host, port = parsed.host_for_url, str(parsed.port)
     for pattern in patterns:
         want_host, want_port = _split_port(pattern)
         if want_port and want_port != port:
@@ -67,6 +70,29 @@ def host_allowed(url: str, patterns: tuple[str, ...]) -> bool:
         elif host == want_host:
             return True
     return False
+
+
+def _host_pattern(host: str) -> str | None:
+    """The host pattern, normalised as `parse_hook_url` normalises a URL's host (an IPv6
+    address compressed), or None when it is not one."""
+    if _IPV6.match(host):
+        try:
+            return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+        except ValueError:
+            return None
+    if not _HOST.match(host):
+        return None
+    last = host.rsplit(".", 1)[-1]
+    if last.isascii() and last.isdigit():  # an IPv4 address: as URLs must write it
+        try:
+            return host if str(ipaddress.IPv4Address(host)) == host else None
+        except ValueError:
+            return None
+    return host
+
+
+def _port(text: str) -> bool:
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= 65535 and len(text) <= 5
 
 
 def _normalise(item: str) -> str:

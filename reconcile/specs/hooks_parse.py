@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os.path
 from dataclasses import replace
-from urllib.parse import urlsplit
 
 from reconcile.specs.duration import parse_duration
 from reconcile.specs.fields import Fields
 from reconcile.specs.hook_env import refusal
+from reconcile.specs.hook_url import HookUrlError, parse_hook_url
 from reconcile.specs.hooks import (
     CommandProtocol,
     CommandSpec,
@@ -29,18 +29,12 @@ MAX_PORT = 65535
 
 
 def url_problem(url: str) -> str | None:
-    """Why an http(s) URL cannot be called (None: it can), in words that do not repeat it."""
-    if any(c.isspace() or not c.isprintable() for c in url):
-        return "it has a space or a control character in it"
+    """Why an http(s) URL cannot be called (None: it can), in words that do not repeat it:
+    read as `specs.hook_url` reads it, the one reading the call is made from."""
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:  # a port out of range or not a number, a broken IPv6 literal
+        parse_hook_url(url)
+    except HookUrlError as exc:
         return str(exc)
-    if not parts.hostname:
-        return "it names no host"
-    if port == 0:
-        return "port 0"
     return None
 
 

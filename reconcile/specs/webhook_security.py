@@ -8,9 +8,9 @@ that sets any of these fields uses its own alone: there is no field-level mergin
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from urllib.parse import urlsplit
 
 from reconcile.specs.fields import Fields
+from reconcile.specs.hook_url import HookUrlError, parse_hook_url
 from reconcile.specs.hooks import KeyRef, WebhookSecurity, WebhookSpec
 
 SECURITY_FIELDS = ("caBundle", "authorization", "basicAuth", "clientTLS")
@@ -32,8 +32,14 @@ def endpoint_host(text: str) -> str:
 
 
 def url_host(url: str) -> str:
-    parts = urlsplit(url)
-    return endpoint_host(parts.netloc.rpartition("@")[2])
+    """The endpointConfigs key of a webhook URL: its host and port as `specs.hook_url` reads
+    them (the reading the call is made to), so that no entry's credentials go to another
+    host; "" for a URL that cannot be called."""
+    try:
+        parsed = parse_hook_url(url)
+    except HookUrlError:
+        return ""
+    return endpoint_host(parsed.authority)
 
 
 def _ref(fields: Fields, kind: str, key_default: str | None) -> KeyRef:

@@ -402,19 +402,19 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "url with a port out of range",
         _set(f"{SYNC_WEBHOOK}.url", "http://hooks.example:99999/sync"),
         f"{SYNC_WEBHOOK}.url",
-        "cannot be called: Port out of range 0-65535",
+        "cannot be called: its port is not between 1 and 65535",
     ),
     (
         "url with a port that is not a number, and a password not repeated",
         _set(f"{SYNC_WEBHOOK}.url", "http://user:s3cret@hooks.example:http/sync"),
         f"{SYNC_WEBHOOK}.url",
-        "cannot be called: Port could not be cast to integer value as 'http'",
+        "cannot be called: its port is not a number",
     ),
     (
         "url with a broken IPv6 literal",
         _set(f"{SYNC_WEBHOOK}.url", "http://[::1/sync"),
         f"{SYNC_WEBHOOK}.url",
-        "cannot be called: Invalid IPv6 URL",
+        "cannot be called: its IPv6 address has no closing ]",
     ),
     (
         "url without a host",
