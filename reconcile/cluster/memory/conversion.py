@@ -53,8 +53,10 @@ def convert(obj: Obj, api_version: str, group_resource: str, minor: int) -> Obj:
     if group_resource == HPAS:  # its printing differs by version, even without a conversion
         return convert_hpa.from_hub(convert_hpa.to_hub(obj), api_version, minor)
     source, target = _version(obj.get("apiVersion")), _version(api_version)
-    if source == target:
-        out = obj if obj.get("apiVersion") == api_version else {**obj}
+    if obj.get("apiVersion") == api_version:
+        return obj
+    if source == target:  # extensions/v1beta1 and networking.k8s.io/v1beta1 Ingresses
+        out = {**obj}
     elif group_resource in _INGRESSES:
         v1 = obj if source == "v1" else convert_ingress.to_v1(obj)
         out = v1 if target == "v1" else convert_ingress.to_v1beta1(v1)

@@ -45,6 +45,8 @@ class Versions:
             conversion.version_defaults(group_resource, body)
             if info.group_resource == CRDS and info.version == "v1beta1":
                 v.raise_invalid(info, name, convert_crd.v1beta1_errors(body), minor=self.minor)
+        elif group_resource == CRDS:  # an applied v1beta1 CRD's `version` is its `versions`
+            conversion.version_defaults(group_resource, body)
         return conversion.convert(body, target.api_version, group_resource, self.minor)
 
     def outgoing(self, info: ResourceInfo, obj: Obj) -> Obj:
