@@ -27,12 +27,21 @@ from reconcile.cli_support import (
     StdoutReport,
     check_combinations,
     check_standard_input,
-    optional_finite_non_negative,
     parse_dry_run,
     parse_hosts_option,
     parse_selector_option,
     parse_shard_option,
+)
+from reconcile.cli_values import (
+    check_controller_names,
+    check_git_options,
+    check_meaning,
+    check_paths,
+    named_paths,
+    optional_decimal,
+    path_value,
     seconds,
+    whole_number,
 )
 from reconcile.config import (
     ApplyStrategyName,
@@ -149,6 +158,7 @@ class RunCommand(Command):
 
 @app.command(help=HELP, cls=RunCommand)
 def run(
+    ctx: typer.Context,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     qps: Annotated[
@@ -157,10 +167,12 @@ def run(
             help="A fixed client-side limit on API requests per second (0: no limit). Default: "
             "adaptive, from 50 per second, doubling while the server keeps up and halving on "
             "429, 503 or slow answers.",
-            callback=optional_finite_non_negative,
+            parser=optional_decimal,
         ),
     ] = None,
-    burst: Annotated[int, typer.Option(help="Requests allowed at once above --qps.", min=1)] = 100,
+    burst: Annotated[
+        int, typer.Option(help="Requests allowed at once above --qps.", parser=whole_number(1))
+    ] = 100,
     request_timeout: Annotated[
         float,
         typer.Option(
@@ -202,7 +214,9 @@ def run(
             parser=parse_dry_run,
         ),
     ] = None,
-    workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
+    workers: Annotated[
+        int, typer.Option(help="Parents synced at once.", parser=whole_number(1))
+    ] = 8,
     max_duration: Annotated[
         float,
         typer.Option(
@@ -242,6 +256,7 @@ def run(
         Path | None,
         typer.Option(
             "--output-dir",
+            parser=path_value,
             help="With --local: write the resulting objects as YAML here (a GitOps preview).",
         ),
     ] = None,
@@ -369,6 +384,7 @@ def run(
         Path | None,
         typer.Option(
             "--metrics-file",
+            parser=path_value,
             help="Write the run's Prometheus metrics to this file (node-exporter textfile "
             "collector format, replaced atomically).",
         ),
@@ -394,6 +410,7 @@ def run(
         Path | None,
         typer.Option(
             "--git-cache",
+            parser=path_value,
             help="With --git: where clones are kept between runs (default: "
             "~/.cache/reconcile/git).",
         ),
@@ -479,7 +496,7 @@ def run(
         ),
         logging=LoggingSettings(level=log_level, format=log_format),
         reconcile=ReconcileSettings(
-            controller_paths=tuple(str(p) for p in controllers or []),
+            controller_paths=named_paths(controllers, git=bool(git_url)),
             only_controllers=frozenset(controller or []),
             controllers_from_cluster=cluster_controllers,
             dry_run=dry_run in (DryRunMode.CLIENT, DryRunMode.SERVER),
@@ -488,7 +505,7 @@ def run(
             max_duration=max_duration,
             poll_interval=poll_interval,
             recursive=recursive,
-            apply_paths=tuple(str(p) for p in manifests or []),
+            apply_paths=named_paths(manifests, git=bool(git_url)),
             prune=prune,
             prune_allow_shrink=prune_allow_shrink,
             prune_cascade=prune_cascade,
@@ -511,7 +528,7 @@ def run(
             cache_dir=str(git_cache) if git_cache else None,
         ),
         local=LocalSettings(
-            manifest_paths=tuple(str(p) for p in local or []),
+            manifest_paths=named_paths(local, git=bool(git_url)),
             output_dir=str(output_dir) if output_dir else None,
             kubernetes_version=kubernetes_version,
         ),
@@ -549,16 +566,45 @@ def run(
         prune_cascade=prune_cascade,
         applyset=applyset,
         lock=lock,
+        run_record=run_record,
         git=bool(git_url),
         git_ref=git_ref,
         git_cache=git_cache,
         kubernetes_version=kubernetes_version,
     )
+    check_meaning(
+        paths=bool(local or manifests or controllers),
+        local=bool(local),
+        manifests=bool(manifests),
+        git=bool(git_url),
+        recursive=recursive,
+        applyset_given=_given(ctx, "applyset"),
+        force_conflicts=force_conflicts,
+        server_side=apply_strategy is ApplyStrategyName.SERVER_SIDE,
+        kubeconfig=kubeconfig,
+        context=context,
+        kustomize_remote=kustomize_allow_remote,
+        kustomize_isolation=kustomize_isolation if _given(ctx, "kustomize_isolation") else None,
+    )
+    check_git_options(git_url, git_ref, git_cache)
+    check_paths(
+        {
+            "--report-file": [t.path for t in targets if t.path is not None],
+            "--kubeconfig": [kubeconfig] if kubeconfig is not None else [],
+        }
+    )
+    check_controller_names(controller)
     configure_logging(config.logging)
     from reconcile.app import main_job  # the run's modules: not loaded for --help or --version
 
     _, code = main_job(config)
     raise typer.Exit(int(code))
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether an option was given (on the command line or in its variable), not defaulted."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _namespaced(name: str | None) -> str | None:

@@ -13,8 +13,16 @@ from reconcile.cli_support import (
     LogLevelOption,
     OnlyControllerOption,
     StdoutReport,
+    check_standard_input,
     parse_hosts_option,
+)
+from reconcile.cli_values import (
+    check_controller_names,
+    check_git_options,
+    needs,
+    path_value,
     seconds,
+    whole_number,
 )
 from reconcile.config import (
     GitSettings,
@@ -110,7 +118,11 @@ def diff(
     ] = None,
     git_cache: Annotated[
         Path | None,
-        typer.Option("--git-cache", help="With --git: where clones are kept between runs."),
+        typer.Option(
+            "--git-cache",
+            help="With --git: where clones are kept between runs.",
+            parser=path_value,
+        ),
     ] = None,
     kubernetes_version: Annotated[
         str | None,
@@ -129,7 +141,9 @@ def diff(
             metavar="DURATION",
         ),
     ] = 300.0,
-    workers: Annotated[int, typer.Option(help="Parents synced at once.", min=1)] = 8,
+    workers: Annotated[
+        int, typer.Option(help="Parents synced at once.", parser=whole_number(1))
+    ] = 8,
     allowed_hook_hosts: Annotated[
         list[str] | None,
         typer.Option(
@@ -173,6 +187,17 @@ def diff(
     log_level: LogLevelOption = LogLevel.WARNING,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
+    check_standard_input({"--local": local or [], "--controllers": controllers or []}, sides=2)
+    check_git_options(git_url, None, git_cache)
+    for ref, what in ((base, "BASE"), (head, "HEAD")):
+        _check_side(ref, what, git=git_url is not None)
+    check_controller_names(controller)
+    needs(
+        kustomize_isolation not in (None, KustomizeIsolation.AUTO),
+        "--kustomize-isolation",
+        "kustomize off the network, which --kustomize-allow-remote turns off",
+        not kustomize_allow_remote,
+    )
     if kubernetes_version is not None and kubernetes_version not in supported_versions():
         raise typer.BadParameter(
             f"{kubernetes_version!r} is not one of {', '.join(supported_versions())}",
@@ -214,3 +239,18 @@ def diff(
     configure_logging(LoggingSettings(level=log_level, format=log_format))
     _, code = diff_job(config)
     raise typer.Exit(int(code))
+
+
+def _check_side(value: str, what: str, *, git: bool) -> None:
+    """BASE or HEAD: a ref git reads as one revision (with --git), or a directory's path."""
+    if not value.strip():
+        raise typer.BadParameter("is empty", param_hint=what)
+    if not git:
+        return
+    from reconcile.gitsource import GitSourceError
+    from reconcile.gitsource.checks import check_ref
+
+    try:
+        check_ref(value)
+    except GitSourceError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--git-ref "), param_hint=what) from None

@@ -4,7 +4,6 @@ of options that need one another (each a usage error naming the option)."""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from enum import StrEnum
@@ -15,9 +14,9 @@ import typer
 from typer.core import TyperCommand
 
 from reconcile.cli_help import write_help
+from reconcile.cli_values import check_paths
 from reconcile.config import DryRunMode, LogFormat, LogLevel, Shard, parse_shard
 from reconcile.objects.selectors import SelectorError, parse_label_selector
-from reconcile.specs.duration import parse_duration
 from reconcile.specs.hook_hosts import parse_host_patterns
 
 # typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
@@ -148,51 +147,19 @@ def parse_dry_run(value: str) -> DryRunMode:
         ) from None
 
 
-LONGEST_DURATION = 365 * 24 * 3600.0
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
 def applyset_name(value: str) -> bool:
+    """`[NAMESPACE/]NAME` of an object: a DNS subdomain (at most 253 characters) in a
+    namespace that is a DNS label (at most 63)."""
     namespace, _, name = value.rpartition("/")
-    return bool(_DNS_SUBDOMAIN.match(name)) and (not namespace or bool(_DNS_LABEL.match(namespace)))
-
-
-def seconds(*, allow_zero: bool = False) -> Any:
-    """A parser for a duration option: seconds or a Go duration, finite, above zero."""
-
-    def parse(value: str) -> float:
-        text = str(value).strip()
-        try:
-            seconds = float(text)
-        except ValueError:
-            try:
-                seconds = parse_duration(text)
-            except ValueError:
-                raise typer.BadParameter(
-                    f"{value!r} is not a duration (seconds such as 90 or 0.5, or a Go "
-                    "duration such as 90s, 5m, 1h30m)"
-                ) from None
-        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-            raise typer.BadParameter(f"{value!r}: must be a finite duration above zero")
-        if seconds > LONGEST_DURATION:
-            # Beyond a year is no batch run; bigger values overflow clocks and int32 fields
-            # (the Lease's leaseDurationSeconds) further down.
-            raise typer.BadParameter(f"{value!r}: must be at most a year (8760h)")
-        return seconds
-
-    return parse
-
-
-def finite_non_negative(value: float) -> float:
-    if not math.isfinite(value) or value < 0:
-        raise typer.BadParameter(f"{value!r}: must be a finite number, 0 or more")
-    return value
-
-
-def optional_finite_non_negative(value: float | None) -> float | None:
-    return None if value is None else finite_non_negative(value)
+    return (
+        bool(_DNS_SUBDOMAIN.fullmatch(name))
+        and len(name) <= 253
+        and (not namespace or (bool(_DNS_LABEL.fullmatch(namespace)) and len(namespace) <= 63))
+    )
 
 
 class StdoutReport(StrEnum):
@@ -230,11 +197,19 @@ def parse_hosts_option(values: list[str] | None) -> tuple[str, ...] | None:
         raise typer.BadParameter(str(exc), param_hint="--allowed-hook-hosts") from exc
 
 
-def check_standard_input(paths: dict[str, list[str]]) -> None:
-    """`-` (standard input) is read once: one option, once, may name it."""
+def check_standard_input(paths: dict[str, list[str]], *, sides: int = 1) -> None:
+    """`-` (standard input) is read once: one option, once, may name it; and none where
+    `sides` (the two of `reconcile diff`) would each read it."""
     from reconcile.files import STANDARD_INPUT  # the readers: not loaded for --help
 
+    check_paths(paths)
     naming = [option for option, given in paths.items() if STANDARD_INPUT in given]
+    if naming and sides > 1:
+        raise typer.BadParameter(
+            "standard input (-) would be read by both sides, the base and the head, and can be "
+            "read only once: give a file (./- for a file named -)",
+            param_hint=naming[0],
+        )
     if len(naming) > 1:
         raise typer.BadParameter(
             f"{' and '.join(naming)} both read standard input (-); it can be read only once",
@@ -261,6 +236,7 @@ def check_combinations(
     git_ref: str | None,
     git_cache: Path | None,
     kubernetes_version: str | None,
+    run_record: str | None = None,
 ) -> None:
     """Options that need another one, and names that cannot be what they name."""
     if output_dir and not local:
@@ -280,6 +256,15 @@ def check_combinations(
     if lock is not None and not applyset_name(lock):
         raise typer.BadParameter(
             f"{lock!r} is not [NAMESPACE/]NAME of a Lease", param_hint="--lock"
+        )
+    if (
+        run_record is not None
+        and run_record.strip().lower() != "none"
+        and not applyset_name(run_record)
+    ):
+        raise typer.BadParameter(
+            f"{run_record!r} is not [NAMESPACE/]NAME of a ConfigMap (or none)",
+            param_hint="--run-record",
         )
     for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
         if given is not None and not git:

@@ -82,23 +82,28 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits and nothing else (`str.isdigit` takes full-width digits and `²`; `int` ` 1`)."""
+    return 0 < len(text) <= 9 and all("0" <= c <= "9" for c in text)
+
+
 def parse_shard(text: str, job_index: str | None) -> Shard:
     """`INDEX/COUNT`, or `auto/COUNT` with INDEX from `job_index` (an Indexed Job's
     JOB_COMPLETION_INDEX). ValueError says what is wrong."""
     index_text, slash, count_text = text.partition("/")
     if not slash:
         raise ValueError(f"{text!r} is not INDEX/COUNT (e.g. 0/4, or auto/4 in an Indexed Job)")
-    if not count_text.isdigit() or int(count_text) < 1:
-        raise ValueError(f"{text!r}: COUNT must be a whole number >= 1")
+    if not _digits(count_text) or int(count_text) < 1:
+        raise ValueError(f"{text!r}: COUNT must be a whole number >= 1 (ASCII digits)")
     if index_text == "auto":
-        if job_index is None or not job_index.strip().isdigit():
+        if job_index is None or not _digits(job_index):
             raise ValueError(
                 f"{text!r}: auto takes the index from JOB_COMPLETION_INDEX (set in the Pods of "
                 f"an Indexed Job), which is {'not set' if job_index is None else repr(job_index)}"
             )
-        index_text = job_index.strip()
-    if not index_text.isdigit():
-        raise ValueError(f"{text!r}: INDEX must be a whole number or auto")
+        index_text = job_index
+    if not _digits(index_text):
+        raise ValueError(f"{text!r}: INDEX must be a whole number or auto (ASCII digits)")
     return Shard(int(index_text), int(count_text))
 
 

@@ -88,13 +88,20 @@ def checkout(
         where = remote(url, environ)
     except CredentialError as exc:
         raise GitSourceError(str(exc)) from exc
-    repo = _CachedRepo(where, (cache_dir or default_cache_dir()), timeout, budget or Budget())
-    with repo.locked():
-        repo.ensure()
-        ref_name, wanted = repo.resolve(ref)
-        commit = repo.fetch(wanted)
-        subject = repo.git("log", "-1", "--format=%s", commit).strip()
-        path, unreadable = repo.tree(commit)
+    cache = cache_dir or default_cache_dir()
+    repo = _CachedRepo(where, cache, timeout, budget or Budget())
+    try:
+        with repo.locked():
+            repo.ensure()
+            ref_name, wanted = repo.resolve(ref)
+            commit = repo.fetch(wanted)
+            subject = repo.git("log", "-1", "--format=%s", commit).strip()
+            path, unreadable = repo.tree(commit)
+    except OSError as exc:  # the cache: not a directory, not writable, full
+        named = f" ({exc.filename})" if exc.filename else ""
+        raise GitSourceError(
+            f"git: the cache {cache} cannot be used{named}: {exc.strerror or exc}"
+        ) from None
     return Checkout(path, where.display, ref_name, commit, subject, unreadable)
 
 

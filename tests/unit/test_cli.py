@@ -74,7 +74,7 @@ def test_module_entry_point_runs() -> None:
         ([], "true", (True, False)),  # what RECONCILE_DRY_RUN held while it was a flag
         ([], "false", (False, False)),
         (["--dry-run=none"], "server", (False, False)),  # the command line wins
-        (["--controller", "--dry-run"], None, (False, False)),  # a value, not the option
+        (["--context", "--dry-run"], None, (False, False)),  # a value, not the option
     ],
 )
 def test_dry_run_modes(
