@@ -162,7 +162,7 @@ def write_report_streams(
         path = Path(target.path)
         mode = "a" if target.format == ReportFormat.MARKDOWN else "w"
         try:
-            with path.open(mode, encoding="utf-8") as stream:
+            with path.open(mode, encoding="utf-8", errors="backslashreplace") as stream:
                 write(target, stream)
         except OSError as exc:
             log.error("could not write the %s report to %s: %s", target.format, path, exc)
@@ -258,8 +258,19 @@ def main_job(config: RunConfig) -> tuple[RunResult | None, ExitCode]:
     seconds = config.reconcile.max_duration
     budget = Budget(seconds, reserve=min(CLOSING_RESERVE, seconds / 10))
     keep_process_private()
+    writes_any_text()
     with stop_on_signals(budget):
         return _job(config, budget)
+
+
+def writes_any_text() -> None:
+    """Standard output and error write what they cannot encode as escapes (`\\ud800`), never
+    fail on it: whatever reached a report or a log line, the report is still written."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
-from reconcile.objects.bounds import depth_problem, value_count_problem
+from reconcile.objects.bounds import depth_problem, surrogate_problem, value_count_problem
 from reconcile.secret_values import remember_secrets
 from reconcile.specs.hooks import HookSpec
 
@@ -53,6 +53,9 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
     too_deep = depth_problem(value)
     if too_deep is not None:
         raise HookError(hook, "too-deep", f"{what} is {too_deep}")
+    not_text = surrogate_problem(data, value)
+    if not_text is not None:
+        raise HookError(hook, "bad-json", f"{what} holds {not_text}, which is not text")
     return value
 
 

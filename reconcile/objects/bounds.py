@@ -86,6 +86,35 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
     return None
 
 
+# A JSON `\ud800` or YAML `\U0000DC00` escape: the only way a decoded text holds a lone half
+# of a UTF-16 surrogate pair, which is not a character (nothing can print, encode or send it).
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+
+
+def surrogate_problem(raw: str | bytes | bytearray, value: Any) -> str | None:
+    """Where decoded `value` holds a lone surrogate (in a key or a string), as "a lone UTF-16
+    surrogate (\\ud800) at metadata.name"; None when it holds none. `raw` is what it was
+    decoded from: only an escape can make one, so text without any is not walked."""
+    text = raw if isinstance(raw, str) else bytes(raw).decode("latin-1")
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = next((c for c in item if "\ud800" <= c <= "\udfff"), None)
+            if found is not None:
+                return f"a lone UTF-16 surrogate (\\u{ord(found):04x}) at {_shown(path)}"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                step = f".{key}" if path else str(key)
+                stack.append((key if isinstance(key, str) else "", (*path, step)))
+                stack.append((child, (*path, step)))
+        elif isinstance(item, list):
+            stack.extend((child, (*path, f"[{i}]")) for i, child in enumerate(item))
+    return None
+
+
 def _shown(path: tuple[str, ...]) -> str:
     if len(path) <= 8:
         return "".join(path) or "the top"
@@ -102,7 +131,7 @@ def loads_bounded(data: bytes | str, parse_constant: Any = None) -> Any:
         value = json.loads(raw, parse_constant=parse_constant)
     except RecursionError:
         raise BoundError(f"nested deeper than {MAX_DEPTH} levels") from None
-    problem = depth_problem(value)
+    problem = depth_problem(value) or surrogate_problem(raw, value)
     if problem is not None:
-        raise BoundError(problem)
+        raise BoundError(problem if "surrogate" not in problem else f"holds {problem}")
     return value

@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from reconcile.objects.bounds import MAX_DEPTH, depth_problem
+from reconcile.objects.bounds import MAX_DEPTH, depth_problem, surrogate_problem
 
 try:
     from yaml import CSafeLoader as _SafeLoader
@@ -201,6 +201,9 @@ def load_documents(text: str, source: str) -> list[Any]:
             too_deep = depth_problem(document)
             if too_deep is not None:
                 raise YamlError(source, f"document {number} is {too_deep}")
+            not_text = surrogate_problem(text, document)
+            if not_text is not None:
+                raise YamlError(source, f"document {number} holds {not_text}, which is not text")
             documents.append(document)
     except yaml.YAMLError as exc:
         raise YamlError(source, f"invalid YAML: {_describe(exc)}") from None
