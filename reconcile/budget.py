@@ -17,6 +17,11 @@ import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+# The budget of the run under way, for CPU-bound work that is handed no budget of its own (the
+# in-process API server checking a write against a CRD's rules): see `Budget.governing`.
+_governing: list[Budget] = []
+_governing_lock = threading.Lock()
+
 
 class BudgetExhausted(Exception):
     """Raised instead of starting (or while waiting for) work after the budget ended or the run
@@ -119,6 +124,19 @@ class Budget:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
+    @contextlib.contextmanager
+    def governing(self) -> Iterator[None]:
+        """While inside, `checkpoint()` (from any thread) answers to this budget: CPU-bound work
+        deep below the run (evaluating CEL, matching patterns) stops with BudgetExhausted when
+        the budget ends or a signal cancels the run, though nothing passed it the budget."""
+        with _governing_lock:
+            _governing.append(self)
+        try:
+            yield
+        finally:
+            with _governing_lock:
+                _governing.remove(self)
+
     @property
     def interrupted_by(self) -> str | None:
         """The signal that cancelled the run, or None."""
@@ -146,3 +164,14 @@ class Budget:
         if wait > 0:
             self._cancelled.wait(wait)
         return not self.expired and wait >= seconds
+
+
+def checkpoint(what: str) -> None:
+    """BudgetExhausted when the budget governing the run (`Budget.governing`) has ended or a
+    signal cancelled the run; nothing when no budget governs (a library call, a test). Cheap:
+    long CPU-bound loops call it every few hundred steps."""
+    try:
+        governing = _governing[-1]
+    except IndexError:  # none (or the run's last words just ended it)
+        return
+    governing.check(what)

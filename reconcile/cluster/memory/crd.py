@@ -9,6 +9,7 @@ from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.builtin import STANDARD_VERBS
 from reconcile.cluster.memory.cel import rule_definition_errors
 from reconcile.cluster.memory.convert_crd import non_structural
+from reconcile.cluster.memory.patterns import pattern_definition_errors
 from reconcile.cluster.memory.util import string_list
 from reconcile.cluster.types import Obj, ResourceInfo
 
@@ -154,7 +155,10 @@ def _version_errors(spec: dict[str, Any], minor: int | None) -> list[v.FieldErro
             if spec.get("preserveUnknownFields") is not True:  # a CRD made as v1beta1
                 errors.append(v.required(f"{path}.schema.openAPIV3Schema", "schemas are required"))
         elif minor is not None:
-            errors += rule_definition_errors(schema, f"{path}.schema.openAPIV3Schema", minor)
+            at = f"{path}.schema.openAPIV3Schema"
+            invalid_patterns = pattern_definition_errors(schema, at, minor)
+            errors += invalid_patterns  # the server compiles no rule of such a schema
+            errors += [] if invalid_patterns else rule_definition_errors(schema, at, minor)
     if storage != 1:
         errors.append(
             v.invalid_value(

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from reconcile.cluster.memory import patterns
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.embedded import embedded_resource_errors
 from reconcile.cluster.memory.fielderrors import TYPED_ERRORS_SINCE, FieldWording
@@ -259,14 +259,14 @@ class _Validator:
             return _failed(_Problem(path, message, value=data))
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and pattern:
-            try:
-                matched = re.search(pattern, data) is not None
-            except re.error:
-                matched = True  # a pattern Python cannot read is not held against the object
+            # Go's regexp (RE2): linear in the text, whatever the pattern
+            matched, invalid = patterns.search(pattern, data, self.minor)
             if not matched:
-                return _failed(
-                    _Problem(path, f"{path} in body should match '{pattern}'", value=data)
-                )
+                shown = pattern
+                if invalid is not None:
+                    shown = f"{pattern}, but pattern is invalid: {invalid}"
+                message = f"{path} in body should match '{shown}'"
+                return _failed(_Problem(path, message, value=data))
         return None
 
     def _format(self, schema: Schema, path: str, data: Any) -> _Result | None:

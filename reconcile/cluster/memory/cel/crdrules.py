@@ -2,14 +2,31 @@
 created or updated (apiextensions' validation.go): each rule present and single-line or with a
 message, a supported `reason`, a `fieldPath` naming a field, the rule compiling in the
 release's CEL environment, `oldSelf` only where old values correlate, `optionalOldSelf` only
-with `oldSelf`. The estimated cost limits are not checked."""
+with `oldSelf`, and the estimated cost limits: a rule's worst-case cost (`estimate`), times the
+number of times its node can occur in one object, at most 10,000,000; a `messageExpression`'s
+at most as much; all of a CRD's rules together at most 100,000,000, the most expensive named."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from reconcile.cluster.memory import validation as v
+from reconcile.cluster.memory.cel.cost import (
+    MAX_UINT64,
+    STATIC_CRD_LIMIT,
+    STATIC_RULE_LIMIT,
+    exceeds_message,
+)
+from reconcile.cluster.memory.cel.decltypes import (
+    Decl,
+    child_cardinality,
+    decl_type,
+    min_cardinality_bound,
+    times_cardinality,
+)
+from reconcile.cluster.memory.cel.estimate import rule_cost
 from reconcile.cluster.memory.cel.program import compile_rule
 from reconcile.cluster.memory.cel.validator import (
     MESSAGE_EXPRESSION_SINCE,
@@ -30,45 +47,85 @@ _REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "
 _JSON_SINCE = 34  # apimachinery prints a struct value as JSON, before with Go's %#v
 
 
+class _Costs:
+    """TotalCost: the estimated cost of all of a CRD's rules, and the most expensive of them
+    (those of at least 1% of the CRD's limit, the four dearest first)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.dearest: list[tuple[int, str]] = []
+
+    def observe(self, where: str, amount: int) -> None:
+        self.total = min(self.total + amount, MAX_UINT64)
+        if amount >= STATIC_CRD_LIMIT // 100:
+            self.dearest.append((amount, where))
+            self.dearest.sort(key=lambda entry: -entry[0])  # stable, as Go's sort.Slice is not
+            del self.dearest[4:]
+
+    def errors(self, path: str) -> list[v.FieldError]:
+        if self.total <= STATIC_CRD_LIMIT:
+            return []
+        found = [
+            v.forbidden(
+                where,
+                "contributed to estimated rule cost total exceeding cost limit for entire "
+                "OpenAPIv3 schema",
+            )
+            for _, where in self.dearest
+        ]
+        what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
+        found.append(v.forbidden(path, exceeds_message(what, self.total, STATIC_CRD_LIMIT)))
+        return found
+
+
+@dataclass
+class _Node:
+    """Where a schema node is: its path, whether it is a resource's root, the list above it
+    whose items cannot be correlated (oldSelf), and how many times it can occur (None:
+    unbounded by maxItems/maxProperties above it)."""
+
+    path: str
+    resource_root: bool
+    uncorrelatable: str | None
+    cardinality: int | None
+
+
 def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[v.FieldError]:
     """The errors of every rule in `schema` (an openAPIV3Schema at `path`)."""
     if minor < CEL_SINCE:
         return []  # `x-kubernetes-validations` is not a field the release knows
-    return _node(schema, path, minor, resource_root=True, uncorrelatable=None)
+    costs = _Costs()
+    errors = _node(schema, _Node(path, True, None, 1), minor, costs)
+    return errors + costs.errors(path)
 
 
-def _node(
-    schema: Schema, path: str, minor: int, *, resource_root: bool, uncorrelatable: str | None
-) -> list[v.FieldError]:
-    errors = _rules(schema, path, minor, resource_root, uncorrelatable)
+def _node(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.FieldError]:
+    errors = _rules(schema, at, minor, costs)
+    below = child_cardinality(schema, at.cardinality)
     for name, sub in properties(schema).items():
-        errors += _node(
-            sub, f"{path}.properties[{name}]", minor,
-            resource_root=sub.get("x-kubernetes-embedded-resource") is True,
-            uncorrelatable=uncorrelatable,
-        )  # fmt: skip
+        where = _Node(f"{at.path}.properties[{name}]", _embedded(sub), at.uncorrelatable, below)
+        errors += _node(sub, where, minor, costs)
     extra = additional(schema)
     if extra is not None:
-        errors += _node(
-            extra, f"{path}.additionalProperties", minor,
-            resource_root=extra.get("x-kubernetes-embedded-resource") is True,
-            uncorrelatable=uncorrelatable,
-        )  # fmt: skip
+        where = _Node(f"{at.path}.additionalProperties", _embedded(extra), at.uncorrelatable, below)
+        errors += _node(extra, where, minor, costs)
     item = items(schema)
     if item is not None:
+        uncorrelatable = at.uncorrelatable
         if uncorrelatable is None and schema.get("x-kubernetes-list-type") != "map":
-            uncorrelatable = path
-        errors += _node(
-            item, f"{path}.items", minor,
-            resource_root=item.get("x-kubernetes-embedded-resource") is True,
-            uncorrelatable=uncorrelatable,
-        )  # fmt: skip
+            uncorrelatable = at.path
+        errors += _node(item, _Node(f"{at.path}.items", _embedded(item), uncorrelatable, below),
+                        minor, costs)  # fmt: skip
     return errors
 
 
-def _rules(
-    schema: Schema, path: str, minor: int, resource_root: bool, uncorrelatable: str | None
-) -> list[v.FieldError]:
+def _embedded(schema: Schema) -> bool:
+    return schema.get("x-kubernetes-embedded-resource") is True
+
+
+def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.FieldError]:
+    path, resource_root, uncorrelatable = at.path, at.resource_root, at.uncorrelatable
+    declared = decl_type(schema, resource_root) if rules_of(schema) else None
     errors: list[v.FieldError] = []
     for i, rule in enumerate(rules_of(schema)):
         where = f"{path}.x-kubernetes-validations[{i}]"
@@ -101,6 +158,8 @@ def _rules(
         if compiled.error is not None:
             errors.append(v.invalid_value(f"{where}.rule", _go_rule(rule, minor), compiled.error))
             continue
+        if declared is not None and compiled.tree is not None:
+            errors += _rule_cost_errors(compiled.tree, declared, optional, at, where, costs)
         expression = str(rule.get("messageExpression") or "")
         if minor >= MESSAGE_EXPRESSION_SINCE and expression.strip():
             message_compiled = compile_rule(
@@ -113,6 +172,13 @@ def _rules(
                         "messageExpression " + message_compiled.error,
                     )
                 )  # fmt: skip
+            elif declared is not None and message_compiled.tree is not None:
+                message_cost = rule_cost(message_compiled.tree, declared, optional)
+                if message_cost > STATIC_RULE_LIMIT:
+                    what = "estimated messageExpression cost"
+                    detail = exceeds_message(what, message_cost, STATIC_RULE_LIMIT)
+                    errors.append(v.forbidden(f"{where}.messageExpression", detail))
+                costs.observe(f"{where}.messageExpression", message_cost)
         if compiled.uses_old_self and uncorrelatable is not None:
             errors.append(
                 v.invalid_value(
@@ -133,6 +199,21 @@ def _rules(
                 )
             )  # fmt: skip
     return errors
+
+
+def _rule_cost_errors(
+    tree: Any, declared: Decl, optional: bool, at: _Node, where: str, costs: _Costs
+) -> list[v.FieldError]:
+    """A rule's estimated cost times the times its node can occur: over the limit, refused."""
+    cardinality = at.cardinality
+    if cardinality is None:
+        cardinality = min_cardinality_bound(declared)
+    expression_cost = times_cardinality(rule_cost(tree, declared, optional), cardinality)
+    costs.observe(f"{where}.rule", expression_cost)
+    if expression_cost <= STATIC_RULE_LIMIT:
+        return []
+    detail = exceeds_message("estimated rule cost", expression_cost, STATIC_RULE_LIMIT)
+    return [v.forbidden(f"{where}.rule", detail)]
 
 
 def _reason_and_path_errors(rule: dict[str, Any], schema: Schema, where: str) -> list[v.FieldError]:

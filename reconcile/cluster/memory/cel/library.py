@@ -8,6 +8,7 @@ words. Namespaced functions (`optional.of`, `strings.quote`, `sets.contains`) ar
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import unicodedata
@@ -18,6 +19,7 @@ import re2  # type: ignore[import-untyped]
 from celpy import celtypes
 
 from reconcile.cluster.memory.cel.errors import CelError, cel_function
+from reconcile.cluster.memory.patterns import go_error
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -531,10 +533,17 @@ def _list_last_index_of(items: list[Any], item: Any) -> celtypes.IntType:
 
 
 def compile_regex(pattern: Any) -> Any:
+    return _compiled(_string_arg(pattern))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    options = re2.Options()
+    options.log_errors = False  # the error is the rule's, not absl's to print
     try:
-        return re2.compile(_string_arg(pattern))
+        return re2.compile(pattern, options=options)
     except re2.error as error:
-        raise CelError(f"error parsing regexp: {error}") from error
+        raise CelError(go_error(error)) from error
 
 
 def _find(text: Any, pattern: Any) -> celtypes.StringType:

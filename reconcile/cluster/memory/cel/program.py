@@ -15,10 +15,9 @@ from typing import Any
 import celpy
 import lark
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
 
-from reconcile.cluster.memory.cel import kubetypes, library
-from reconcile.cluster.memory.cel.errors import CelError, cel_go_message
+from reconcile.cluster.memory.cel import kubetypes, library, shape
+from reconcile.cluster.memory.cel.errors import CelError
 from reconcile.cluster.memory.cel.values import (
     Schema,
     additional,
@@ -167,6 +166,7 @@ _TYPE_NAMES = frozenset(
 )
 LITERAL_CHECKS_SINCE = 30
 _ENVIRONMENT = celpy.Environment()
+shape.make_room()
 
 
 @dataclass
@@ -178,7 +178,6 @@ class Compiled:
     error: str | None = None
     uses_old_self: bool = False
     unmodelled: list[str] = field(default_factory=list)
-    program: Any = None
 
 
 @dataclass
@@ -402,8 +401,15 @@ class _Frozen:
 @lru_cache(maxsize=4096)
 def _compile(source: str, schema: _Frozen, minor: int, optional_old_self: bool) -> Compiled:
     compiled = Compiled(source)
+    too_big = shape.size_error(source)
+    if too_big is not None:
+        compiled.error = f"compilation failed: ERROR: <input>:-1:0: {too_big}"
+        return compiled
     try:
         tree = _ENVIRONMENT.compile(source)
+    except RecursionError:
+        compiled.error = "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+        return compiled
     except CELParseError as error:
         line = int(getattr(error, "line", None) or 1)
         column = int(getattr(error, "column", None) or 1)
@@ -412,31 +418,19 @@ def _compile(source: str, schema: _Frozen, minor: int, optional_old_self: bool) 
         )
         compiled.error = "compilation failed: " + _report(source, [(line, column, message)])
         return compiled
+    too_deep = shape.depth_error(tree)
+    if too_deep is not None:
+        compiled.error = f"compilation failed: ERROR: <input>:-1:0: {too_deep}"
+        return compiled
+    shape.balance(tree)
     checker = _Checker(source, schema.typed(), minor, optional_old_self)
     checker.check(tree, frozenset())
     if checker.problems:
         compiled.error = "compilation failed: " + _report(source, checker.problems)
         return compiled
+    for node in tree.iter_subtrees():
+        node.data = str(node.data)  # plain strings: the evaluator compares them constantly
     compiled.tree = tree
     compiled.uses_old_self = checker.uses_old_self
     compiled.unmodelled = checker.unmodelled
-    compiled.program = _ENVIRONMENT.program(tree, functions=_FUNCTIONS)
     return compiled
-
-
-_FUNCTIONS = {**library.functions(), **kubetypes.functions()}
-
-
-def evaluate(compiled: Compiled, variables: dict[str, Any]) -> tuple[Any, str | None]:
-    """(the result, None) or (None, cel-go's words for the evaluation error)."""
-    activation: dict[str, Any] = {ns: library.Namespace(ns) for ns in library.NAMESPACES}
-    activation.update(variables)
-    try:
-        result = compiled.program.evaluate(activation)
-    except CELEvalError as error:
-        return None, cel_go_message(error)
-    except RecursionError:
-        return None, "max recursion depth exceeded"
-    if isinstance(result, CELEvalError):
-        return None, cel_go_message(result)
-    return result, None

@@ -15,9 +15,12 @@ from celpy import celtypes
 
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel import library
-from reconcile.cluster.memory.cel.program import Compiled, compile_rule, evaluate
+from reconcile.cluster.memory.cel.cost import LIMIT_EXCEEDED, PER_CALL_LIMIT, RUNTIME_BUDGET
+from reconcile.cluster.memory.cel.metered import Meter, evaluate
+from reconcile.cluster.memory.cel.program import Compiled, compile_rule
 from reconcile.cluster.memory.cel.values import Schema, additional, items, properties, to_cel
 from reconcile.cluster.memory.cel.walk import CEL_SINCE, has_rules, rules_of
+from reconcile.cluster.memory.gofmt import go_quote
 from reconcile.cluster.memory.structural import GoFloat
 
 MESSAGE_EXPRESSION_SINCE = 27
@@ -27,6 +30,10 @@ RATCHETING_SINCE = 30  # CRDValidationRatcheting beta, on by default
 NULL_PRINTED_BARE_SINCE = 34  # apimachinery prints a nil value `null`, before `"null"`
 SCALAR_VALUE_SHOWN_SINCE = 35  # a failed rule shows a scalar's value, no longer its type
 MAX_MESSAGE_BYTES = 5000
+OUT_OF_BUDGET = (
+    "validation failed due to running out of cost budget, no further validation rules will be run"
+)
+WHAT = "checking the object against its CRD's validation rules"
 _REASONS = {
     "FieldValueInvalid": "Invalid value",
     "FieldValueForbidden": "Forbidden",
@@ -48,9 +55,14 @@ def shown(path: str | None) -> str:
 
 
 class Validator:
+    """One object's rules, within the runtime cost budget the server gives one object: past it
+    (or past one call's limit), the server runs no further rule (`stopped`)."""
+
     def __init__(self, minor: int, *, updating: bool) -> None:
         self.minor = minor
         self.ratcheting = updating and minor >= RATCHETING_SINCE
+        self.remaining = RUNTIME_BUDGET
+        self.stopped = False
 
     def node(
         self,
@@ -66,9 +78,13 @@ class Validator:
             return []
         errors = self.rules(schema, value, old, path, resource_root, ratcheted)
         for branch in schema.get("allOf") or []:
+            if self.stopped:
+                return errors
             if isinstance(branch, dict) and rules_of(branch):
                 node_schema = {**schema, "x-kubernetes-validations": rules_of(branch)}
                 errors += self.rules(node_schema, value, old, path, resource_root, False)
+        if self.stopped:
+            return errors
         if isinstance(value, dict):
             errors += self.fields(schema, value, old if isinstance(old, dict) else None, path,
                                   ratcheted)  # fmt: skip
@@ -85,6 +101,8 @@ class Validator:
         declared = properties(schema)
         extra = additional(schema)
         for name, item in value.items():
+            if self.stopped:
+                break
             sub = declared.get(name)
             where = child(path, name) if sub is not None else key(path, name)
             sub = sub if sub is not None else extra
@@ -110,6 +128,8 @@ class Validator:
         by_key = schema.get("x-kubernetes-list-type") == "map" and isinstance(keys, list)
         errors: list[v.FieldError] = []
         for i, item in enumerate(value):
+            if self.stopped:
+                break
             old_item = (
                 _map_list_match(item, old, keys)
                 if by_key and old is not None and isinstance(keys, list)
@@ -131,6 +151,9 @@ class Validator:
             return []
         type_name = str(schema.get("type") or "")
         errors: list[v.FieldError] = []
+        if self.remaining <= 0:
+            self.stopped = True
+            return [v.invalid_value(shown(path), type_name, OUT_OF_BUDGET)]
         self_value = None
         old_value = None
         for rule in rules:
@@ -169,7 +192,17 @@ class Validator:
                     library.Optional(old_value, present=True) if old is not None else library.NONE
                 )
             variables = {"self": self_value, "oldSelf": old_self}
-            result, failure = evaluate(compiled, variables)
+            meter = Meter(PER_CALL_LIMIT, WHAT)
+            result, failure = evaluate(compiled, variables, meter)
+            if meter.cost > self.remaining:
+                self.stopped = True
+                errors.append(v.invalid_value(shown(path), type_name, OUT_OF_BUDGET))
+                return errors
+            self.remaining -= meter.cost
+            if failure == LIMIT_EXCEEDED:
+                self.stopped = True
+                errors.append(self.runtime_error(path, type_name, rule, failure))
+                return errors
             if failure is not None:
                 errors.append(self.runtime_error(path, type_name, rule, failure))
                 continue
@@ -186,12 +219,19 @@ class Validator:
             if self.ratcheting and ratcheted and not compiled.uses_old_self:
                 continue  # the server only warns: the value did not change
             errors.append(self.failure(schema, value, path, rule, variables, resource_root))
+            if self.stopped:
+                return errors
         return errors
 
     def runtime_error(
         self, path: str | None, type_name: str, rule: dict[str, Any], failure: str
     ) -> v.FieldError:
-        if failure.startswith("no such overload"):
+        if failure == LIMIT_EXCEEDED:
+            detail = (
+                f"'{failure}': no further validation rules will be run due to call cost exceeds "
+                f"limit for rule: {self.rule_text(rule)}"
+            )
+        elif failure.startswith("no such overload"):
             detail = (
                 f"'{failure}': call arguments did not match a supported operator, function or "
                 f"macro signature for rule: {self.rule_text(rule)}"
@@ -215,9 +255,6 @@ class Validator:
         self, schema: Schema, value: Any, path: str | None, rule: dict[str, Any],
         variables: dict[str, Any], resource_root: bool,
     ) -> v.FieldError:  # fmt: skip
-        detail = self.message_of(schema, rule, variables, resource_root)
-        if detail is None:
-            detail = self.default_message(rule)
         where = path
         reason = None
         if self.minor >= REASON_AND_FIELD_PATH_SINCE:
@@ -226,6 +263,11 @@ class Validator:
             if relative:
                 where = child(path, relative)
         type_name = str(schema.get("type") or "")
+        detail = self.message_of(schema, rule, variables, resource_root)
+        if self.stopped:  # the message's evaluation ran out of budget: that is the error
+            return v.invalid_value(shown(where), type_name, detail or "")
+        if detail is None:
+            detail = self.default_message(rule)
         shown_value: Any = type_name
         has_value = True
         if self.minor >= SCALAR_VALUE_SHOWN_SINCE:
@@ -245,7 +287,9 @@ class Validator:
         resource_root: bool,
     ) -> str | None:  # fmt: skip
         """The evaluated `messageExpression`, or None where the server falls back to the
-        message (it fails, is not a non-empty single line of at most 5000 bytes)."""
+        message (it fails, is not a non-empty single line of at most 5000 bytes). Its cost is
+        charged to the object's budget; past it, or past one call's limit, the validation
+        stops (`stopped`) and what is returned is the error's detail."""
         expression = str(rule.get("messageExpression") or "")
         if self.minor < MESSAGE_EXPRESSION_SINCE or not expression.strip():
             return None
@@ -255,7 +299,21 @@ class Validator:
         )  # fmt: skip
         if compiled.error is not None or compiled.unmodelled:
             return None
-        result, failure = evaluate(compiled, variables)
+        meter = Meter(PER_CALL_LIMIT, WHAT)
+        result, failure = evaluate(compiled, variables, meter)
+        if meter.cost > self.remaining:
+            self.stopped = True
+            return (
+                "messageExpression evaluation failed due to running out of cost budget, no "
+                "further validation rules will be run"
+            )
+        if failure == LIMIT_EXCEEDED:
+            self.stopped = True
+            return (
+                "no further validation rules will be run due to call cost exceeds limit for "
+                f"messageExpression: {go_quote(expression)}"
+            )
+        self.remaining -= meter.cost
         if failure is not None or not isinstance(result, str):
             return None
         text = str(result).strip()
