@@ -4,6 +4,7 @@ the cluster: how the last run of each went."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated
 
 import typer
@@ -18,8 +19,26 @@ their Lease (`--lock`, or `--run-record`). Every record of the namespace, or the
 start and end, outcome and exit code, what it changed, its first errors, the git commit it
 applied and its shard.
 
+Only a ConfigMap a run wrote as its record (labelled reconcile.dev/run-record=true) is read as
+one: another of the name is said not to be a record, and its data is never shown.
+
 Exit status: 0 every record's run exited 0, 1 one did not, or none was found.
 """
+
+
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _is_label(value: str) -> bool:
+    """A namespace's name: an RFC 1123 label, as the API server reads it."""
+    return len(value) <= 63 and _LABEL.fullmatch(value) is not None
+
+
+def _is_subdomain(value: str) -> bool:
+    """A ConfigMap's name: an RFC 1123 subdomain."""
+    return len(value) <= 253 and _SUBDOMAIN.fullmatch(value) is not None
+
 
 app = typer.Typer(
     add_completion=False,
@@ -49,6 +68,15 @@ def status(
 ) -> None:
     if output not in ("text", "json"):
         raise typer.BadParameter(f"{output!r}: text or json", param_hint="--output")
+    if not _is_label(namespace):
+        raise typer.BadParameter(
+            f"{namespace!r} is not a namespace (a lowercase RFC 1123 label)", param_hint="-n"
+        )
+    if name is not None and not _is_subdomain(name):
+        raise typer.BadParameter(
+            f"{name!r} is not the name of a ConfigMap (a lowercase RFC 1123 subdomain)",
+            param_hint="NAME",
+        )
     records, text, code = status_job(
         ConnectionSettings(kubeconfig=kubeconfig, context=context), namespace, name
     )

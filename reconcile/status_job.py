@@ -10,7 +10,7 @@ from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.config import ConnectionSettings
 from reconcile.objects.terminal import printable
-from reconcile.runner.run_record import describe, read_records
+from reconcile.runner.run_record import NotARecord, describe, read_records
 
 STATUS_SECONDS = 30.0
 
@@ -24,6 +24,8 @@ def status_job(
         records = [describe(r) for r in read_records(cluster, namespace, name)]
     except NotFound:
         return [], f"no run record {namespace}/{name}\n", 1
+    except NotARecord as exc:
+        return [], printable(str(exc)) + "\n", 1
     except (ApiError, OSError, ValueError) as exc:
         return [], f"cannot read the run records in {namespace}: {exc}\n", 1
     if not records:

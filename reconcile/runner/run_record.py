@@ -4,7 +4,12 @@ exit code, what it changed by action, its first errors (scrubbed), the git commi
 and its shard. By default it sits beside the run's Lease, under the same name, so the Role
 that lets a run take its lock lets it write its record.
 
-A run skipped because another holds the lock writes none: the record is the holder's."""
+A run skipped because another holds the lock writes none: the record is the holder's.
+
+A record carries a mark, the label `reconcile.dev/run-record: "true"`, which only a record has:
+a ConfigMap of that name without it is someone else's and is never overwritten (the write fails
+naming it), and `reconcile status` reads and reports only marked ConfigMaps. What a record is
+said to be (its namespace and name) comes from its metadata, never from its data."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from reconcile.cluster.errors import ApiError, NotFound
+from reconcile.cluster.errors import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.objects.meta import Obj, metadata
 from reconcile.results import RunResult
@@ -22,6 +27,7 @@ from reconcile.secret_values import scrub
 log = logging.getLogger(__name__)
 
 RECORD_LABEL = "reconcile.dev/run-record"
+RECORD_MARK = "true"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 ERRORS_KEPT = 5
 ERROR_CHARS = 500
@@ -96,36 +102,75 @@ def outcome_of(result: RunResult, exit_code: int) -> str:
     return "succeeded" if exit_code == 0 else "failed"
 
 
+class NotARecord(ApiError):
+    """A ConfigMap of the record's name that is not a run record (no mark): left as it is."""
+
+    default_reason = "NotARunRecord"
+
+    def __init__(self, namespace: str, name: str) -> None:
+        super().__init__(
+            f"ConfigMap {namespace}/{name} is not a run record (it has no label "
+            f"{RECORD_LABEL}={RECORD_MARK}): it is someone else's and is left as it is; name "
+            "another ConfigMap with --run-record"
+        )
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_record(obj: Obj) -> bool:
+    """Whether `obj` carries the mark every run record has (and nothing else should)."""
+    labels = metadata(obj).get("labels")
+    return isinstance(labels, dict) and labels.get(RECORD_LABEL) == RECORD_MARK
+
+
 def write_record(cluster: Cluster, namespace: str, name: str, data: dict[str, str]) -> None:
-    """Create or replace the record. Raises ApiError."""
+    """Create the record, or replace a record's data. A ConfigMap of that name without the
+    mark is someone else's: NotARecord, and it is not touched. Raises ApiError."""
     configmaps = cluster.discover("v1", "configmaps")
-    labels = {RECORD_LABEL: "true", MANAGED_BY: "reconcile"}
-    try:
-        current = cluster.get(configmaps, name, namespace=namespace)
-    except NotFound:
-        body: Obj = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "data": data,
-        }
-        cluster.create(configmaps, body)
+    labels = {RECORD_LABEL: RECORD_MARK, MANAGED_BY: "reconcile"}
+    for _ in range(2):
+        try:
+            current = cluster.get(configmaps, name, namespace=namespace)
+        except NotFound:
+            body: Obj = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                "data": data,
+            }
+            try:
+                cluster.create(configmaps, body)
+            except AlreadyExists:
+                continue  # made meanwhile, by whom is read again
+            return
+        if not is_record(current):
+            raise NotARecord(namespace, name)
+        meta = metadata(current)
+        meta["labels"] = {**(meta.get("labels") or {}), **labels}
+        current["data"] = data
+        # the read's resourceVersion: a ConfigMap swapped in meanwhile is a Conflict, not lost
+        cluster.update(configmaps, current)
         return
-    meta = metadata(current)
-    meta["labels"] = {**(meta.get("labels") or {}), **labels}
-    current["data"] = data
-    cluster.update(configmaps, current)
+    raise NotARecord(namespace, name)
 
 
 def read_records(cluster: Cluster, namespace: str, name: str | None = None) -> list[Obj]:
-    """The run records of a namespace (or the one named), by name. Raises ApiError."""
+    """The run records of a namespace (or the one named), by name: only marked ConfigMaps.
+    Raises ApiError (NotFound, NotARecord for a named ConfigMap that is not a record)."""
     configmaps = cluster.discover("v1", "configmaps")
     if name is not None:
-        return [cluster.get(configmaps, name, namespace=namespace)]
-    found = list_all(
-        cluster, configmaps, namespace=namespace, label_selector=f"{RECORD_LABEL}=true"
+        found = cluster.get(configmaps, name, namespace=namespace)
+        if not is_record(found):
+            raise NotARecord(namespace, name)
+        return [found]
+    listed = list_all(
+        cluster, configmaps, namespace=namespace, label_selector=f"{RECORD_LABEL}={RECORD_MARK}"
     )
-    return sorted(found.items, key=lambda o: str(metadata(o).get("name")))
+    # the selector is the server's to apply: a record is also checked here
+    return sorted(
+        (o for o in listed.items if is_record(o)), key=lambda o: str(metadata(o).get("name"))
+    )
 
 
 def record_error(exc: ApiError, namespace: str, name: str) -> str:
@@ -142,9 +187,11 @@ def _short(text: str) -> str:
 
 
 def describe(record: Obj) -> dict[str, Any]:
-    """A record as `reconcile status` shows it: its name and data, keys in FIELDS order."""
-    data = record.get("data") or {}
-    ordered = {k: data[k] for k in FIELDS if k in data}
-    ordered.update({k: v for k, v in data.items() if k not in ordered})
+    """A record as `reconcile status` shows it: its namespace and name from its metadata, then
+    the record's own fields (FIELDS, in that order, strings only). Other data keys are not
+    ours to show, and none of them can rename the record."""
+    data = record.get("data")
+    data = data if isinstance(data, dict) else {}
+    fields = {k: data[k] for k in FIELDS if isinstance(data.get(k), str)}
     meta = metadata(record)
-    return {"namespace": meta.get("namespace"), "name": meta.get("name"), **ordered}
+    return {"namespace": str(meta.get("namespace")), "name": str(meta.get("name")), **fields}
