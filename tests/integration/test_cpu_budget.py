@@ -162,3 +162,34 @@ def test_a_backtracking_pattern_answers_at_once(tmp_path: Path, pattern: str, va
     assert done.returncode == 1, done.stderr[-3000:]
     errors = json.loads(done.stdout)["errors"]
     assert any(f"spec.name in body should match '{pattern}'" in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    ("rule", "spec"),
+    [
+        # 64 MiB of copies of a string a thousandth of its size: within every cost limit
+        ("self.name.replace('', self.name) != ''", {"ids": [1], "name": "a" * 20_000}),
+        # ten million digits, four hundred times
+        ("self.ids.map(i, '%.9000000f'.format([1.0])).size() > 0", {"ids": list(range(400))}),
+    ],
+)
+def test_a_rule_that_would_build_gigabytes_fails_instead(
+    tmp_path: Path, rule: str, spec: dict[str, Any]
+) -> None:
+    """The server bounds rules by cost only; `--local` also by what one evaluation builds, so
+    that a rule cannot exhaust the run's memory (the report names the child and the bound)."""
+    where = inputs(tmp_path, ships_crd([rule], IDS), {"name": "a", **spec})
+    done = reconcile("--local", str(where), "--report-format", "json", cwd=tmp_path, timeout=120)
+    assert done.returncode == 1, done.stderr[-3000:]
+    errors = json.loads(done.stdout)["errors"]
+    bound = "--local stops a rule that builds more than 67108864 characters or elements"
+    assert any("Ship sea/big" in e and bound in e for e in errors), errors
+
+
+def test_a_precision_go_cannot_read_formats_as_go_prints_it(tmp_path: Path) -> None:
+    """Go's fmt gives up on a precision past a million: cel-go's format() then returns what fmt
+    prints for it, not a gigabyte of digits."""
+    rule = "'%.999999999f'.format([1.0]) == '%!(NOVERB)%!(EXTRA float64=1)'"
+    where = inputs(tmp_path, ships_crd([rule], IDS), {"ids": [1], "name": "a"})
+    done = reconcile("--local", str(where), "--report-format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

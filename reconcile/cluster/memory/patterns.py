@@ -13,6 +13,7 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
+from reconcile.budget import checkpoint
 from reconcile.cluster.memory import validation as v
 
 # RE2's error codes (re2/regexp.cc) in Go's words (regexp/syntax/parse.go): the same parser
@@ -132,6 +133,7 @@ def _walk(schema: Any, path: str, minor: int | None, errors: list[v.FieldError])
         return
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and pattern:
+        checkpoint("checking a CRD's patterns")
         _, error = compiled(pattern, minor)
         if error is not None:
             errors.append(

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from reconcile.budget import checkpoint
 from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel.cost import (
     MAX_UINT64,
@@ -128,6 +129,7 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
     declared = decl_type(schema, resource_root) if rules_of(schema) else None
     errors: list[v.FieldError] = []
     for i, rule in enumerate(rules_of(schema)):
+        checkpoint("checking a CRD's validation rules")  # a CRD may hold thousands
         where = f"{path}.x-kubernetes-validations[{i}]"
         source = str(rule.get("rule") or "")
         message = str(rule.get("message") or "")

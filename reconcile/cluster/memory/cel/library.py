@@ -294,7 +294,29 @@ def _ascii_case(convert: Callable[[str], str]) -> Callable[[Any], celtypes.Strin
 def _replace(text: Any, old: Any, new: Any, *limit: Any) -> celtypes.StringType:
     count = _int_arg(limit[0]) if limit else -1
     value, before, after = _string_arg(text), _string_arg(old), _string_arg(new)
+    found = value.count(before) if before else len(value) + 1
+    if count >= 0:
+        found = min(found, count)
+    check_produced(len(value) + found * (len(after) - len(before)))  # before it is built
     return celtypes.StringType(value.replace(before, after, count if count >= 0 else -1))
+
+
+# What one evaluation may build (strings' characters, lists' and maps' entries): kube-apiserver
+# sets no bound but the cost, and a replace or a format can make far more than it costs; here a
+# rule that would build more than this fails instead of exhausting the run's memory.
+MAX_PRODUCED = 64 * 1024 * 1024
+
+
+class ProducedTooMuch(CelError):
+    """An evaluation built more than MAX_PRODUCED."""
+
+
+def check_produced(size: int) -> None:
+    if size > MAX_PRODUCED:
+        raise ProducedTooMuch(
+            f"--local stops a rule that builds more than {MAX_PRODUCED} characters or elements "
+            "in one evaluation (the API server sets no such bound)"
+        )
 
 
 def _split(text: Any, separator: Any, *limit: Any) -> celtypes.ListType:
@@ -382,6 +404,8 @@ def _format_value(clause: str, precision: int | None, value: Any) -> str:
                 else "error during formatting: scientific clause can only be used on doubles"
             )
         digits = 6 if precision is None else precision
+        if _too_large_for_go(digits):  # Go's fmt reads no such precision: what it prints
+            return f"%!(NOVERB)%!(EXTRA float64={double_text(float(value))})"
         if clause == "f":
             return f"{float(value):.{digits}f}"
         mantissa, _, exponent = f"{float(value):.{digits}e}".partition("e")
@@ -403,6 +427,16 @@ def _format_value(clause: str, precision: int | None, value: Any) -> str:
         spec = {"b": "b", "o": "o", "x": "x", "X": "X"}[clause]
         return format(int(value), spec)
     raise CelError(f'could not parse formatting clause: unrecognized formatting clause "{clause}"')
+
+
+def _too_large_for_go(precision: int) -> bool:
+    """fmt's parsenum: it gives up on a number once it is past a million, before a digit."""
+    number = 0
+    for digit in str(precision):
+        if number > 1_000_000:
+            return True
+        number = number * 10 + int(digit)
+    return False
 
 
 def _as_string(value: Any) -> str:
@@ -461,7 +495,7 @@ def _format(text: Any, args: Any) -> celtypes.StringType:
         precision: int | None = None
         if i < len(template) and template[i] == ".":
             j = i + 1
-            while j < len(template) and template[j].isdigit():
+            while j < len(template) and template[j] in "0123456789":
                 j += 1
             precision = int(template[i + 1 : j] or 0)
             i = j

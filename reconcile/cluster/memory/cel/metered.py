@@ -42,6 +42,7 @@ _MULTIPLICATIONS = {
 }  # fmt: skip
 _MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
 _NO_COST = frozenset(("_?_:_", "_&&_", "_||_"))
+_CHARGED_FIRST = frozenset(("sets.contains", "sets.intersects", "sets.equivalent"))
 
 
 class CostLimitExceeded(Exception):
@@ -58,7 +59,13 @@ class Meter:
         self.cost = 0
         self.limit = limit
         self.what = what
+        self.produced = 0
         self._steps = 0
+
+    def produce(self, size: int) -> None:
+        """What the evaluation built, in characters and elements: bounded (library)."""
+        self.produced += size
+        library.check_produced(self.produced)
 
     def charge(self, amount: int) -> None:
         self.cost += amount
@@ -82,17 +89,23 @@ def _metered(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
     def call(*args: Any) -> Any:
         meter = _meter()
+        qualified, plain = name, list(args)
+        if args and isinstance(args[0], library.Namespace):
+            qualified, plain = f"{args[0].name}.{name}", plain[1:]
+        if meter is not None and qualified in _CHARGED_FIRST:
+            # its cost (the product of two lists' sizes) is known from its arguments: charged
+            # before the work, which a limit then spares (cel-go charges after; same verdict)
+            meter.charge(call_cost(qualified, plain, None))
         try:
             result = function(*args)
         except BaseException:
             if meter is not None:
                 meter.charge(1)
             raise
-        if meter is not None and name not in _NO_COST:
-            if args and isinstance(args[0], library.Namespace):
-                meter.charge(call_cost(f"{args[0].name}.{name}", list(args[1:]), result))
-            else:
-                meter.charge(call_cost(name, list(args), result))
+        if meter is not None and isinstance(result, str | bytes | list | dict):
+            meter.produce(len(result))
+        if meter is not None and name not in _NO_COST and qualified not in _CHARGED_FIRST:
+            meter.charge(call_cost(qualified, plain, result))
         return result
 
     call.__name__ = getattr(function, "__name__", name)
@@ -413,7 +426,7 @@ def evaluate(compiled: Any, variables: dict[str, Any], meter: Meter) -> tuple[An
         result = Metered(compiled.tree, activation, meter).evaluate(bound)
     except CELEvalError as error:
         return None, cel_go_message(error)
-    except CostLimitExceeded as error:
+    except (CostLimitExceeded, library.ProducedTooMuch) as error:
         return None, str(error)
     except RecursionError:
         return None, "max recursion depth exceeded"
