@@ -10,9 +10,16 @@ from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.config import ConnectionSettings
 from reconcile.objects.terminal import printable
-from reconcile.runner.run_record import NotARecord, describe, read_records
+from reconcile.runner.run_record import (
+    ERROR_CHARS,
+    ERRORS_KEPT,
+    NotARecord,
+    describe,
+    read_records,
+)
 
 STATUS_SECONDS = 30.0
+FIELD_CHARS = ERRORS_KEPT * (ERROR_CHARS + 1)  # the longest a run writes (its errors)
 
 
 def status_job(
@@ -42,7 +49,11 @@ def status_job(
 
 
 def render_record(record: dict[str, Any], now: datetime | None = None) -> str:
-    """A few lines per record, for people."""
+    """A few lines per record, for people: each field as long as a run writes it at most (a
+    ConfigMap's data can be a megabyte; a record's errors are five of 500 characters)."""
+    errors = str(record.get("errors", "")).splitlines()[:ERRORS_KEPT]
+    record = {k: _cut(str(v), FIELD_CHARS) for k, v in record.items()}
+    record["errors"] = "\n".join(_cut(line, ERROR_CHARS) for line in errors)
     now = now or datetime.now(UTC)
     started, ended = str(record.get("startTime", "")), str(record.get("endTime", ""))
     took = _seconds_between(started, ended)
@@ -76,6 +87,10 @@ def render_record(record: dict[str, Any], now: datetime | None = None) -> str:
         lines.append(f"  errors ({count}, first {len(errors)}):")
         lines += [f"    {e}" for e in errors]
     return "".join(printable(line) + "\n" for line in lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _seconds_between(start: str, end: str) -> float | None:

@@ -245,3 +245,21 @@ def test_not_a_record_is_an_api_error_with_its_own_words() -> None:
     error = NotARecord("ops", "settings")
     assert isinstance(error, ApiError)
     assert str(error).startswith("ConfigMap ops/settings is not a run record")
+
+
+def test_a_planted_records_fields_are_shown_no_longer_than_a_run_writes_them() -> None:
+    """A ConfigMap marked by someone else is shown as a record (whoever may create ConfigMaps
+    in the namespace can plant one), but no field longer than a run writes it, no more errors
+    than a run keeps, and escapes written out visibly."""
+    shown = render_record(
+        {
+            "namespace": "ops",
+            "name": "planted",
+            "outcome": "succeeded" + "\u202e" + "x" * 100_000,
+            "exitCode": "0",
+            "errors": "\n".join(["\x1b[2J" + "e" * 5_000] * 100),
+            "errorCount": "100",
+        }
+    )
+    assert len(shown) < 6_000 and shown.count("\n") == 8
+    assert "\\u202e" in shown and "\\x1b[2J" in shown and "\x1b" not in shown
