@@ -34,6 +34,14 @@ def check_url(url: str) -> None:
             )
 
 
+# Names git resolves to what the local cache last did, not to anything of the repository:
+# pseudo-refs (FETCH_HEAD, ORIG_HEAD, ...) and this tool's own refs (revisions.REMOTE_HEAD).
+_CACHE_STATE = re.compile(
+    r"^((?:FETCH|ORIG|MERGE|CHERRY_PICK|REVERT|REBASE|BISECT)_HEAD|AUTO_MERGE"
+    r"|(?:refs/)?reconcile/remote-head|refs/reconcile/[^^~:]*)(?![A-Za-z0-9_./-])"
+)
+
+
 def check_ref(ref: str) -> None:
     """GitSourceError unless `ref` can be given to git as one revision: not empty, not read as
     an option, no control character, not a range, not a reflog entry (those name the history of
@@ -50,6 +58,11 @@ def check_ref(ref: str) -> None:
     elif "@{" in ref:
         problem = (
             "names a reflog entry (@{...}): the history of the local cache, not of the repository"
+        )
+    elif (cache_state := _CACHE_STATE.match(ref)) is not None:
+        problem = (
+            f"names {cache_state.group(1)}: the state of the local cache (what its last fetch "
+            "or operation left), not a revision of the repository"
         )
     if problem is not None:
         raise GitSourceError(f"--git-ref {ref!r}: {problem}")

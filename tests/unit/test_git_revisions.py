@@ -126,11 +126,23 @@ def test_what_names_no_commit_is_a_clear_error(
         ("HEAD@{1}", "reflog entry"),
         ("@{-1}", "reflog entry"),
         ("", "is empty"),
+        ("FETCH_HEAD", "names FETCH_HEAD: the state of the local cache"),
+        ("FETCH_HEAD~1", "names FETCH_HEAD: the state of the local cache"),
+        ("ORIG_HEAD^{commit}", "names ORIG_HEAD"),
+        ("MERGE_HEAD", "names MERGE_HEAD"),
+        ("AUTO_MERGE", "names AUTO_MERGE"),
+        ("refs/reconcile/remote-head", "names refs/reconcile/remote-head"),
+        ("reconcile/remote-head~2", "names reconcile/remote-head"),
     ],
 )
 def test_refused_before_git_runs(ref: str, message: str) -> None:
     with pytest.raises(GitSourceError, match=f"^--git-ref .*{message}"):
         check_ref(ref)
+
+
+@pytest.mark.parametrize("ref", ["HEAD", "FETCH_HEADS", "feature/FETCH_HEAD", "reconcile/x"])
+def test_names_like_the_cache_s_own_are_still_revisions(ref: str) -> None:
+    check_ref(ref)  # a branch may be called so: only the cache's own names are refused
 
 
 def test_an_option_never_reaches_git(origin: tuple[Path, list[str]], tmp_path: Path) -> None:
