@@ -266,6 +266,12 @@ def check_combinations(
             f"{run_record!r} is not [NAMESPACE/]NAME of a ConfigMap (or none)",
             param_hint="--run-record",
         )
+    if local and run_record is not None and run_record.strip().lower() != "none":
+        raise typer.BadParameter(
+            "a run record is a ConfigMap in a real cluster, and --local has none "
+            "(--output-dir keeps what a --local run leaves)",
+            param_hint="--run-record",
+        )
     for given, option in ((git_ref, "--git-ref"), (git_cache, "--git-cache")):
         if given is not None and not git:
             raise typer.BadParameter(f"{option} needs --git", param_hint=option)

@@ -250,6 +250,8 @@ USAGE_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["--git", "file:///r"], {}, "--git"),
     (["--kubeconfig", "k", "--local", "a"], {}, "--kubeconfig"),
     (["--context", "c", "--local", "a"], {}, "--context"),
+    (["--run-record", "default/rec", "--local", "a"], {}, "--run-record"),
+    (["--local", "a"], {"RECONCILE_RUN_RECORD": "default/rec"}, "--run-record"),
     (
         ["--kustomize-isolation", "seccomp", "--kustomize-allow-remote", "--local", "a"],
         {},
