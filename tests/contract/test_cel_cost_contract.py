@@ -207,6 +207,7 @@ def refusals(message: str) -> list[tuple[str, str]]:
         r"openAPIV3Schema(\S*): ((?:Forbidden|Invalid value|Required value): .*?)"
         r"(?=, spec\.|\]$|$)",
         message,
+        re.DOTALL,
     )
     return [(path, words.strip()) for path, words in found]
 
@@ -381,3 +382,37 @@ def test_evaluation_is_held_to_the_runtime_cost_limits(
         assert str(refused.value).endswith(f'Thing.{group} "x" is invalid: {expected}')
     finally:
         backend.delete_quietly(crds, body["metadata"]["name"], None)
+
+
+def test_a_rule_that_does_not_compile_is_shown_as_the_server_prints_it(backend: Backend) -> None:
+    """The refused rule is the server's internal ValidationRule in encoding/json: Go's field
+    names, every field, `<`, `>` and `&` escaped."""
+    rule = {
+        "rule": "self.nope > 0 && '<&>' != ''",
+        "message": "m",
+        "reason": "FieldValueForbidden",
+        "fieldPath": ".n",
+        "optionalOldSelf": False,
+    }
+    _, body = crd(
+        {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "x-kubernetes-validations": [rule],
+        }
+    )
+    with pytest.raises(Invalid) as refused:
+        backend.admin.create(
+            backend.admin.discover("apiextensions.k8s.io/v1", "customresourcedefinitions"), body
+        )
+    (path, said), (other, also) = refusals(str(refused.value))
+    assert (other, also) == (
+        f"{SPEC}.x-kubernetes-validations[0].optionalOldSelf",
+        "Invalid value: false: may not be set if oldSelf is not used in rule",
+    )
+    assert path == RULE
+    assert said.startswith(
+        'Invalid value: {"Rule":"self.nope \\u003e 0 \\u0026\\u0026 \'\\u003c\\u0026\\u003e\' '
+        '!= \'\'","Message":"m","MessageExpression":"","Reason":"FieldValueForbidden",'
+        '"FieldPath":".n","OptionalOldSelf":false}: compilation failed: '
+    ), said

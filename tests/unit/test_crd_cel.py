@@ -1150,8 +1150,10 @@ RULE_PATH = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernet
         (
             {"rule": "self.b > 0"},
             LATEST,
-            f'{RULE_PATH}.rule: Invalid value: {{"rule":"self.b > 0"}}: compilation failed: ERROR: '
-            "<input>:1:5: undefined field 'b'\n | self.b > 0\n | ....^",
+            # as the 1.37 server prints it (its internal ValidationRule, which has no json tags)
+            f'{RULE_PATH}.rule: Invalid value: {{"Rule":"self.b \\u003e 0","Message":"",'
+            '"MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: '
+            "compilation failed: ERROR: <input>:1:5: undefined field 'b'\n | self.b > 0\n | ....^",
         ),
         (
             {"rule": "self.b > 0"},

@@ -43,6 +43,7 @@ from reconcile.cluster.memory.cel.walk import (
     properties,
     rules_of,
 )
+from reconcile.cluster.memory.gofmt import go_json
 
 _REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
 _JSON_SINCE = 34  # apimachinery prints a struct value as JSON, before with Go's %#v
@@ -159,6 +160,9 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
         )
         if compiled.error is not None:
             errors.append(v.invalid_value(f"{where}.rule", _go_rule(rule, minor), compiled.error))
+            if minor >= OPTIONAL_OLD_SELF_SINCE and isinstance(rule.get("optionalOldSelf"), bool):
+                # the server's next check sees no oldSelf in a rule that did not compile
+                errors.append(_optional_without_old_self(rule, where))
             continue
         if declared is not None and compiled.tree is not None:
             errors += _rule_cost_errors(compiled.tree, declared, optional, at, where, costs)
@@ -194,13 +198,16 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
             and minor >= OPTIONAL_OLD_SELF_SINCE
             and isinstance(rule.get("optionalOldSelf"), bool)
         ):
-            errors.append(
-                v.invalid_value(
-                    f"{where}.optionalOldSelf", rule["optionalOldSelf"],
-                    "may not be set if oldSelf is not used in rule",
-                )
-            )  # fmt: skip
+            errors.append(_optional_without_old_self(rule, where))
     return errors
+
+
+def _optional_without_old_self(rule: dict[str, Any], where: str) -> v.FieldError:
+    return v.invalid_value(
+        f"{where}.optionalOldSelf",
+        rule["optionalOldSelf"],
+        "may not be set if oldSelf is not used in rule",
+    )
 
 
 def _rule_cost_errors(
@@ -249,14 +256,19 @@ def _go_rule(rule: dict[str, Any], minor: int) -> v.GoLiteral:
             ("MessageExpression", "messageExpression", str(rule.get("messageExpression") or ""))
         )
     if minor >= _JSON_SINCE:
-        shown: dict[str, Any] = {"rule": fields[0][2]}
-        for _, key, value in fields[1:]:
-            if value:
-                shown[key] = value
-        for key in ("reason", "fieldPath", "optionalOldSelf"):
-            if rule.get(key) not in (None, ""):
-                shown[key] = rule[key]
-        return v.GoLiteral(json.dumps(shown, separators=(",", ":")))
+        # encoding/json of the internal type, which has no json tags: Go's field names, all of
+        # them, in order, HTML-escaped (`>` as \u003e)
+        reason = rule.get("reason")
+        optional = rule.get("optionalOldSelf")
+        shown = [
+            *((name, value) for name, _, value in fields),
+            ("Reason", reason if isinstance(reason, str) else None),
+            ("FieldPath", str(rule.get("fieldPath") or "")),
+            ("OptionalOldSelf", optional if isinstance(optional, bool) else None),
+        ]
+        return v.GoLiteral(
+            "{" + ",".join(f'"{name}":{go_json(value)}' for name, value in shown) + "}"
+        )
     parts = [f"{name}:{json.dumps(value)}" for name, _, value in fields]
     if minor >= REASON_AND_FIELD_PATH_SINCE:
         reason_set = rule.get("reason") is not None
