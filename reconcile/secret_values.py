@@ -69,6 +69,15 @@ class SecretValues:
         pattern = self._compiled()
         return pattern.sub(REDACTED, text) if pattern is not None else text
 
+    def scrub_known(self, value: Any) -> Any:
+        """`value` (an object's field: a string, or maps and lists of them, keys included)
+        with every remembered value in its strings replaced by `<redacted>`: a Secret's value
+        copied into an annotation or a ConfigMap is still a Secret's value."""
+        pattern = self._compiled()
+        if pattern is None:
+            return value
+        return _scrubbed(value, pattern)
+
     def scrub_cut(self, text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
         """`scrub` for a piece cut out of a longer text (a stderr tail, a body's start): a
         value the cut split in two is not whole in the piece, so a piece that starts with the
@@ -160,6 +169,16 @@ def _forms(value: str) -> set[str]:
     return forms
 
 
+def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(REDACTED, value)
+    if isinstance(value, dict):
+        return {_scrubbed(k, pattern): _scrubbed(v, pattern) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, pattern) for v in value]
+    return value
+
+
 #: The process's registry: a run is one process, and every part of it reports through here.
 SEEN = SecretValues()
 
@@ -174,6 +193,10 @@ def remember_credential(value: str) -> None:
 
 def scrub(text: str) -> str:
     return SEEN.scrub(text)
+
+
+def scrub_known(value: Any) -> Any:
+    return SEEN.scrub_known(value)
 
 
 def scrub_cut(text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:

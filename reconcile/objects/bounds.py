@@ -121,6 +121,17 @@ def _shown(path: tuple[str, ...]) -> str:
     return "".join(path[:6]) + "..." + "".join(path[-2:])
 
 
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (ValueError otherwise: a reader would take
+    the first for what counts, where the last would)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} is given twice in one object")
+        found[key] = value
+    return found
+
+
 def loads_bounded(data: bytes | str, parse_constant: Any = None) -> Any:
     """`json.loads` within the bounds: BoundError (a ValueError) beyond them."""
     raw = data.encode() if isinstance(data, str) else data
@@ -128,7 +139,7 @@ def loads_bounded(data: bytes | str, parse_constant: Any = None) -> Any:
     if problem is not None:
         raise BoundError(problem)
     try:
-        value = json.loads(raw, parse_constant=parse_constant)
+        value = json.loads(raw, parse_constant=parse_constant, object_pairs_hook=_once_each)
     except RecursionError:
         raise BoundError(f"nested deeper than {MAX_DEPTH} levels") from None
     problem = depth_problem(value) or surrogate_problem(raw, value)

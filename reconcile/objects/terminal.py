@@ -18,6 +18,15 @@ def printable(text: str) -> str:
     return _CONTROLS.sub(_escape, text)
 
 
+def one_line(text: str) -> str:
+    """`text` as one line: `printable`, with newlines and tabs written as escapes too (a key
+    or a name from input, shown inside a line that must not become several)."""
+    text = printable(text)
+    if "\n" in text or "\t" in text:
+        text = text.replace("\n", "\\n").replace("\t", "\\t")
+    return text
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from reconcile.objects.bounds import MAX_DEPTH, depth_problem, surrogate_problem
+from reconcile.objects.terminal import one_line
 
 try:
     from yaml import CSafeLoader as _SafeLoader
@@ -62,7 +63,11 @@ class _Loader(_SafeLoader):
     """Plain scalars resolved by go-yaml v2's rules (see the module docstring)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """Keys as JSON has them: kubectl's conversion writes `y:` as the key `"true"`."""
+        """Keys as JSON has them: kubectl's conversion writes `y:` as the key `"true"`. A key
+        written twice in one mapping is refused, as kubectl refuses it: a reader would take
+        the first for what counts, where the last would (a merge key's `<<` entries aside,
+        which the mapping's own keys override)."""
+        _check_repeated_keys(node)
         mapping = super().construct_mapping(node, deep=deep)
         if all(isinstance(key, str) for key in mapping):
             return mapping
@@ -138,6 +143,22 @@ def _construct_plain(loader: _SafeLoader, node: yaml.ScalarNode) -> Any:
         # Go writes a whole float64 below 1e21 as an integer (`1e3` goes out as 1000)
         return int(decimal) if decimal.is_integer() and abs(decimal) < 1e21 else decimal
     return text
+
+
+def _check_repeated_keys(node: yaml.MappingNode) -> None:
+    seen: dict[str, yaml.Node] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        text = str(key_node.value)
+        first = seen.setdefault(text, key_node)
+        if first is not key_node:
+            raise yaml.constructor.ConstructorError(
+                f"while reading a mapping (line {first.start_mark.line + 1})",
+                None,
+                f"the key {one_line(text)!r} is given twice (kubectl refuses that too)",
+                key_node.start_mark,
+            )
 
 
 def _key_text(key: Any) -> Any:

@@ -24,6 +24,7 @@ from reconcile.objects.redact import (
     redact_secret_pair,
 )
 from reconcile.objects.secrets import is_secret
+from reconcile.secret_values import scrub_known
 
 # Server-owned bookkeeping that changes on every write and says nothing about intent.
 NOISE_METADATA = WRITE_BOOKKEEPING
@@ -107,6 +108,8 @@ def action_diff(action: Action) -> ActionDiff:
         # Objects of other kinds may still embed Secrets (e.g. a List): redact them as well.
         before = redact(before) if before is not None else None
         after = redact(after) if after is not None else None
+    # a Secret's value anywhere else (an annotation, a ConfigMap built from it) is one too
+    before, after = scrub_known(before), scrub_known(after)
     if action.kind is ActionKind.DELETE or after is None:
         return ActionDiff(before, None, [], [])
     base: Obj = before if before is not None and action.kind is not ActionKind.CREATE else {}

@@ -132,11 +132,14 @@ class _Writer:
 
     def line(self, *parts: str | tuple[str, str], indent: int = 0) -> None:
         text = Text(" " * indent)
+        # What a part brings on further lines (a message from input may hold newlines) is
+        # marked as the continuation it is: it can never read as a line of the report's own.
+        more = "\n" + " " * (indent + 2) + "| "
         for part in parts:
             if isinstance(part, tuple):
-                text.append(part[0], style=part[1])
+                text.append(part[0].replace("\n", more), style=part[1])
             else:
-                text.append(part)
+                text.append(part.replace("\n", more))
         self.pending.append(text)
 
     def flush(self) -> None:

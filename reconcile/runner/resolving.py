@@ -11,7 +11,9 @@ from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import ResourceInfo
 from reconcile.engine.semantic import is_builtin
 from reconcile.schemas.builtin import kind_schemas
-from reconcile.schemas.pruning import ResolvedSchema
+from reconcile.schemas.pruning import ResolvedSchema, with_object_meta
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 class ControllerError(Exception):
@@ -74,4 +76,8 @@ def kind_schema(cluster: Cluster, resource: ResourceInfo) -> Mapping[str, Any] |
     versions = spec.get("versions") or []
     version = next((v for v in versions if v.get("name") == resource.version), None)
     schema = ((version or {}).get("schema") or {}).get("openAPIV3Schema")
-    return schema if isinstance(schema, Mapping) else None
+    if not isinstance(schema, Mapping):
+        return None
+    schemas = kind_schemas(cluster.server_release())
+    meta = schemas.defs.get(OBJECT_META)
+    return with_object_meta(schema, ResolvedSchema(meta, schemas.resolve)) if meta else schema

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from reconcile.objects.terminal import one_line
+
 Schema = Mapping[str, Any]
 
 # The fields every object keeps at its root (and an embedded resource at its own), whatever a
@@ -36,15 +38,38 @@ def pruned_object(
         return dict(obj), dropped
     result: dict[str, Any] = {}
     for key, value in obj.items():
+        if key == "metadata" and isinstance(meta := _object_meta(schema), Mapping):
+            result[key] = pruned(value, meta, key, dropped)  # ObjectMeta drops what it lacks
+            continue
         if key in ROOT_FIELDS:
             result[key] = value
             continue
         child = child_schema(schema, key)
         if child is DROP:
-            dropped.append(key)
+            dropped.append(one_line(key))
             continue
         result[key] = pruned(value, child, key, dropped)
     return result, list(dict.fromkeys(dropped))
+
+
+def _object_meta(schema: Schema) -> Schema | None:
+    """The schema's `metadata` when it is ObjectMeta itself (it lists `name` and `labels`):
+    a built-in kind's, or the one a CRD's schema is given (`with_object_meta`)."""
+    properties = schema.get("properties")
+    meta = properties.get("metadata") if isinstance(properties, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return None
+    fields = meta.get("properties")
+    return meta if isinstance(fields, Mapping) and "name" in fields and "labels" in fields else None
+
+
+def with_object_meta(schema: Schema, object_meta: Schema) -> Schema:
+    """A CRD version's schema whose `metadata` is ObjectMeta: the API server decodes every
+    custom resource's metadata as ObjectMeta, whatever the CRD's schema says of it."""
+    properties = schema.get("properties")
+    fields = dict(properties) if isinstance(properties, Mapping) else {}
+    fields["metadata"] = object_meta
+    return {**schema, "properties": fields}
 
 
 def pruned(value: Any, node: Schema | None, path: str, dropped: list[str]) -> Any:
@@ -56,9 +81,9 @@ def pruned(value: Any, node: Schema | None, path: str, dropped: list[str]) -> An
         for key, item in value.items():
             child = child_schema(node, key)
             if child is DROP:
-                dropped.append(f"{path}.{key}")
+                dropped.append(f"{path}.{one_line(key)}")
                 continue
-            result[key] = pruned(item, child, f"{path}.{key}", dropped)
+            result[key] = pruned(item, child, f"{path}.{one_line(key)}", dropped)
         return result
     if isinstance(value, list):
         items = node.get("items")

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
+from reconcile.objects.terminal import one_line
 from reconcile.specs.errors import SpecError
 
 # How alike (difflib's ratio, case aside) an unknown field's name must be to a known one to be
@@ -39,6 +40,7 @@ class Fields:
         self.notes: list[str] = [] if notes is None else notes
 
     def at(self, key: str) -> str:
+        key = one_line(key)  # a key from input: shown on one line, whatever it holds
         return f"{self.path}.{key}" if self.path else key
 
     def error(self, key: str, message: str) -> SpecError:

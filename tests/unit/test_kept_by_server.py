@@ -14,7 +14,7 @@ from reconcile.engine.status import status_to_write
 from reconcile.engine.writes import CLIENT_SIDE
 from reconcile.objects.resource import ResourceInfo
 from reconcile.schemas.builtin import kind_schemas, schema_release
-from reconcile.schemas.pruning import ResolvedSchema, pruned_object
+from reconcile.schemas.pruning import ResolvedSchema, pruned_object, with_object_meta
 from reconcile.specs.controller import OwnedRule, UpdateMethod
 
 
@@ -166,3 +166,27 @@ def test_the_children_diff_compares_what_the_server_keeps() -> None:
             ),
         )
     ]
+
+
+def test_metadata_is_kept_as_object_meta_keeps_it() -> None:
+    """A near miss in metadata (`finalizer`, `label`, `ownerReference`) is dropped by the
+    server's ObjectMeta: named, and not written (nor shown as written)."""
+    child = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "finalizer": ["x/y"], "label": {"a": "b"}, "labels": {"a": "b"}},
+        "data": {"k": "v"},
+    }
+    kept, dropped = pruned_object(child, builtin_schema("1.37", "v1", "ConfigMap"))
+    assert kept["metadata"] == {"name": "c", "labels": {"a": "b"}}
+    assert dropped == ["metadata.finalizer", "metadata.label"]
+
+
+def test_a_custom_resource_s_metadata_is_object_meta_whatever_its_schema_says() -> None:
+    schemas = kind_schemas("1.37")
+    meta = schemas.defs["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]
+    crd_schema = {"type": "object", "properties": {"metadata": {"type": "object"}}}
+    schema = with_object_meta(crd_schema, ResolvedSchema(meta, schemas.resolve))
+    obj = {"apiVersion": "x.io/v1", "kind": "W", "metadata": {"name": "w", "ownerReference": []}}
+    kept, dropped = pruned_object(obj, schema)
+    assert kept["metadata"] == {"name": "w"} and dropped == ["metadata.ownerReference"]
