@@ -148,13 +148,16 @@ def parse_dry_run(value: str) -> DryRunMode:
 
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+# dot-separated DNS labels, as the API server's IsDNS1123Subdomain reads a name
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def applyset_name(value: str) -> bool:
     """`[NAMESPACE/]NAME` of an object: a DNS subdomain (at most 253 characters) in a
     namespace that is a DNS label (at most 63)."""
-    namespace, _, name = value.rpartition("/")
+    namespace, slash, name = value.rpartition("/")
+    if slash and not namespace:
+        return False  # `/name`: an empty namespace
     return (
         bool(_DNS_SUBDOMAIN.fullmatch(name))
         and len(name) <= 253

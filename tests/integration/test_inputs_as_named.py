@@ -251,6 +251,9 @@ USAGE_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["--kubeconfig", "k", "--local", "a"], {}, "--kubeconfig"),
     (["--context", "c", "--local", "a"], {}, "--context"),
     (["--run-record", "default/rec", "--local", "a"], {}, "--run-record"),
+    (["--run-record", "/rec"], {}, "--run-record"),
+    (["--lock", "ops/a..b"], {}, "--lock"),
+    (["--manifests", "m.yaml", "--applyset", "ops/a.-b"], {}, "--applyset"),
     (["--local", "a"], {"RECONCILE_RUN_RECORD": "default/rec"}, "--run-record"),
     (
         ["--kustomize-isolation", "seccomp", "--kustomize-allow-remote", "--local", "a"],
