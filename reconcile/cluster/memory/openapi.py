@@ -21,7 +21,7 @@ from typing import Any
 
 from reconcile.cluster.memory import validation as v
 from reconcile.objects.quantity import canonical_quantity
-from reconcile.schemas.builtin import REF_PREFIX, definitions
+from reconcile.schemas.builtin import REF_PREFIX, KindSchemas, definitions
 
 Schema = dict[str, Any]
 
@@ -45,20 +45,14 @@ class ReleaseSchemas:
     def __init__(self, release: str) -> None:
         self.release = release
         self._defs = definitions(release)
-        self._by_kind: dict[tuple[str, str], str] = {}
-        for name, schema in self._defs.items():
-            for gvk in schema.get("x-kubernetes-group-version-kind") or ():
-                group, version = gvk.get("group", ""), gvk.get("version", "")
-                api_version = f"{group}/{version}" if group else version
-                if "metadata" in schema.get("properties", {}):
-                    self._by_kind.setdefault((api_version, gvk.get("kind", "")), name)
+        self._kinds = KindSchemas(release)  # the index by (apiVersion, kind)
 
     def defines(self, api_version: str, kind: str) -> bool:
-        return (api_version, kind) in self._by_kind
+        return self._kinds.defines(api_version, kind)
 
     def root(self, api_version: str, kind: str) -> Schema | None:
         """The schema of a kind's objects (None for a kind the release does not define)."""
-        name = self._by_kind.get((api_version, kind))
+        name = self._kinds.name(api_version, kind)
         return self._defs[name] if name is not None else None
 
     def resolve(self, schema: Schema) -> Schema:
@@ -68,7 +62,7 @@ class ReleaseSchemas:
     def decode(self, api_version: str, kind: str, obj: dict[str, Any]) -> Outcome:
         """Walk `obj` (changed in place: pruned, quantities canonical, nulls dropped)."""
         outcome = Outcome()
-        name = self._by_kind.get((api_version, kind))
+        name = self._kinds.name(api_version, kind)
         if name is not None:
             _Walk(self._defs, outcome).object(self._defs[name], obj, "", name)
         return outcome
