@@ -251,7 +251,9 @@ class LiveWorld(World):
         assert plane is not None
         self.backend, self.plane = backend, plane
         for crd in CRDS:
-            kubectl(plane, "apply", "--server-side", "-f", str(crd))
+            # another test of this control plane may have made them (as field manager
+            # `reconcile`): the installation takes them over, as a reinstall would
+            kubectl(plane, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
         for group_version, plural in (
             ("keip.octo.com/v1alpha1", "integrationroutes"),
             ("cert-manager.io/v1", "certificates"),
