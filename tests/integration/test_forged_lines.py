@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.backends import crd_manifest
 from tests.support.cli import reconcile
 
 FORGED = "! error: none"
@@ -33,30 +34,7 @@ def controller(hook: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "notes.nt.example.com"},
-    "spec": {
-        "group": "nt.example.com",
-        "scope": "Namespaced",
-        "names": {"kind": "Note", "plural": "notes", "singular": "note"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+CRD = crd_manifest("nt.example.com", "Note", "notes")
 NOTE = {
     "apiVersion": "nt.example.com/v1",
     "kind": "Note",

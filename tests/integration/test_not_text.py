@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from reconcile.objects.bounds import surrogate_problem
+from tests.support.backends import crd_manifest
 from tests.support.cli import reconcile
 
 LONE = "\\ud800"  # as JSON writes it
@@ -45,30 +46,7 @@ def test_a_hook_answer_holding_a_lone_surrogate_fails_its_parent_only(
 ) -> None:
     (tmp_path / "hook.py").write_text(HOOK)
     group = "nt.example.com"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"notes.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"kind": "Note", "plural": "notes", "singular": "note"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = crd_manifest("nt.example.com", "Note", "notes")
     notes = [
         {
             "apiVersion": f"{group}/v1",

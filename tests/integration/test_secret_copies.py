@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.backends import crd_manifest
 from tests.support.cli import reconcile
 
 VALUE = "HUNTER2SECRETVALUEXYZ"
@@ -27,30 +28,7 @@ print(json.dumps({{"status": {{}}, "children": [secret, copy]}}))
 @pytest.mark.parametrize("report", ["text", "markdown", "json"])
 def test_a_secret_s_value_elsewhere_is_redacted_everywhere(tmp_path: Path, report: str) -> None:
     (tmp_path / "hook.py").write_text(HOOK)
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "vaults.sc.example.com"},
-        "spec": {
-            "group": "sc.example.com",
-            "scope": "Namespaced",
-            "names": {"kind": "Vault", "plural": "vaults", "singular": "vault"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = crd_manifest("sc.example.com", "Vault", "vaults")
     vault = {
         "apiVersion": "sc.example.com/v1",
         "kind": "Vault",
