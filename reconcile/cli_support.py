@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar
 import typer
 from typer.core import TyperCommand
 
+from reconcile.cli_conversion import convert_directly
 from reconcile.cli_help import write_help
 from reconcile.cli_values import check_paths
 from reconcile.config import DryRunMode, LogFormat, LogLevel, Shard, parse_shard
@@ -83,6 +84,10 @@ class Command(TyperCommand):
         except UsageError as exc:
             exc.exit_code = 1  # type: ignore[attr-defined]
             raise
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        convert_directly(self.get_params(ctx))  # no pydantic adapter per option: cli_conversion
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
