@@ -27,7 +27,6 @@ from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, ReportTarget, RunConfig
 from reconcile.files import is_standard_input, reading_inputs
-from reconcile.progressbar import TerminalProgress
 from reconcile.report import ReportFormat, render_to
 from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
@@ -487,6 +486,8 @@ def _run_reading(
         with contextlib.ExitStack() as stack:
             progress: Progress | None = None
             if config.progress:
+                from reconcile.progressbar import TerminalProgress  # rich: on a terminal only
+
                 progress = stack.enter_context(TerminalProgress())
             elif config.progress_interval > 0:
                 progress = stack.enter_context(LoggedProgress(config.progress_interval))

@@ -9,9 +9,6 @@ from typing import IO, Any
 
 from reconcile.engine.changes import FieldChange
 from reconcile.objects.terminal import printable
-from reconcile.report.json_report import write_json
-from reconcile.report.markdown import render_markdown
-from reconcile.report.text import write_text
 from reconcile.results import (
     ActionResult,
     ControllerResult,
@@ -53,11 +50,19 @@ def render_to(
     is never whole in memory."""
     fmt = ReportFormat(fmt)  # also accepts the plain string, e.g. from a CLI option
     result = scrubbed(result)
+    # Each format's module is imported here, for the formats asked for: the text report's
+    # rich is most of the cost of loading the three.
     if fmt is ReportFormat.TEXT:
+        from reconcile.report.text import write_text
+
         write_text(stream, result, color=color, verbose=verbose)
     elif fmt is ReportFormat.JSON:
+        from reconcile.report.json_report import write_json
+
         write_json(stream, result)
     elif fmt is ReportFormat.MARKDOWN:
+        from reconcile.report.markdown import render_markdown
+
         stream.write(render_markdown(result))  # bounded: MARKDOWN_LIMIT
     else:  # pragma: no cover
         raise AssertionError(fmt)
