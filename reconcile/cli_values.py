@@ -152,13 +152,13 @@ def needs(given: bool, option: str, what: str, present: bool) -> None:
 
 def check_git_options(url: str | None, ref: str | None, cache: Path | None) -> None:
     """`--git`, `--git-ref` and `--git-cache` as git will read them, before anything runs."""
-    from reconcile.gitsource import GitSourceError
-    from reconcile.gitsource.checks import check_ref, check_url
-
     for given, option in ((ref, "--git-ref"), (cache, "--git-cache")):
         needs(given is not None, option, "--git", url is not None)
     if url is None:
         return
+    from reconcile.gitsource import GitSourceError  # imported here: only --git runs need it
+    from reconcile.gitsource.checks import check_ref, check_url
+
     checks: list[tuple[Callable[[str], None], str | None, str]] = [
         (check_url, url, "--git"),
         (check_ref, ref, "--git-ref"),
