@@ -7,15 +7,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconcile.budget import Budget
 from reconcile.hooks.command import CommandTransport
 from reconcile.hooks.credentials import Credentials, ObjectReader
 from reconcile.hooks.errors import HookResult
 from reconcile.hooks.lines import LinesTransport
-from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
 from reconcile.specs.hooks import CommandProtocol, HookSpec
+
+if TYPE_CHECKING:
+    from reconcile.hooks.webhook import WebhookTransport
 
 
 class HookCaller:
@@ -39,21 +41,30 @@ class HookCaller:
         clock: Callable[[], float] = time.monotonic,
         base_dir: Path | None = None,
         budget: Budget | None = None,
-        pool_size: int = POOL_SIZE,
+        pool_size: int | None = None,
         read_object: ObjectReader | None = None,
         allowed_hosts: tuple[str, ...] | None = None,
         workers: int = 8,
     ) -> None:
         budget = budget or Budget()
-        self._webhooks = WebhookTransport(
-            max_429_retries=max_429_retries,
-            sleep=sleep,
-            clock=clock,
-            budget=budget,
-            pool_size=pool_size,
-            credentials=Credentials(read_object),
-            allowed_hosts=allowed_hosts,
-        )
+
+        def webhooks() -> WebhookTransport:
+            # Imported here, at the first webhook call: urllib3 and ssl are a fifth of the
+            # start-up of a run whose hooks are all commands.
+            from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
+
+            return WebhookTransport(
+                max_429_retries=max_429_retries,
+                sleep=sleep,
+                clock=clock,
+                budget=budget,
+                pool_size=POOL_SIZE if pool_size is None else pool_size,
+                credentials=Credentials(read_object),
+                allowed_hosts=allowed_hosts,
+            )
+
+        self._new_webhooks = webhooks
+        self._webhooks: WebhookTransport | None = None
         self._commands = CommandTransport(base_dir=base_dir, clock=clock, budget=budget)
         self._lines = LinesTransport(base_dir=base_dir, clock=clock, budget=budget, workers=workers)
         self._lock = threading.Lock()
@@ -65,8 +76,12 @@ class HookCaller:
             raise ValueError(f"{hook.owner}: {hook.name} hook has neither webhook nor command")
         with self._lock:
             self._calls += 1
+            if hook.webhook is not None and self._webhooks is None:
+                self._webhooks = self._new_webhooks()
+            webhooks = self._webhooks
         if hook.webhook is not None:
-            return self._webhooks.call(hook, hook.webhook, request)
+            assert webhooks is not None
+            return webhooks.call(hook, hook.webhook, request)
         assert hook.command is not None
         if hook.command.protocol is CommandProtocol.LINES:
             return self._lines.call(hook, hook.command, request)
@@ -84,7 +99,10 @@ class HookCaller:
 
     def close(self) -> None:
         self._lines.close()
-        self._webhooks.close()
+        with self._lock:
+            webhooks = self._webhooks
+        if webhooks is not None:  # none was made when no webhook was called
+            webhooks.close()
 
     def __enter__(self) -> HookCaller:
         return self
