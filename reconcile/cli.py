@@ -60,7 +60,6 @@ from reconcile.config import (
     ReportTarget,
     RunConfig,
 )
-from reconcile.logs import configure_logging
 from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 log = logging.getLogger("reconcile")
@@ -594,6 +593,8 @@ def run(
         }
     )
     check_controller_names(controller)
+    from reconcile.logs import configure_logging  # as the run's modules, below
+
     configure_logging(config.logging)
     from reconcile.app import main_job  # the run's modules: not loaded for --help or --version
 

@@ -14,7 +14,6 @@ such adapters (before 0.29) nothing is installed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, get_args, get_origin
 
@@ -116,13 +115,17 @@ def _converter(descriptor: TypeDescriptor) -> Convert | None:
 
 if RuntimeParam is not None:
 
-    @dataclass(frozen=True)
     class DirectParam(RuntimeParam):
         """typer's conversion contract (None, several values) around a direct conversion;
-        what the conversion leaves goes to the adapter typer would have built."""
+        what the conversion leaves goes to the adapter typer would have built. Not a
+        dataclass of its own: making one costs more than the rest of this module."""
 
-        convert: Convert
-        descriptor: TypeDescriptor
+        def __init__(self, descriptor: TypeDescriptor, convert: Convert) -> None:
+            super().__init__(
+                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
+            )
+            self.descriptor = descriptor
+            self.convert = convert
 
         def _coerce_value(self, value: Any, param: _TyperParameter, ctx: Context) -> Any:
             try:
@@ -144,9 +147,4 @@ def convert_directly(params: Iterable[object]) -> None:
             continue  # converted already, or a typer that keeps no conversion there
         convert = _converter(descriptor)
         if convert is not None:
-            param._runtime_param = DirectParam(  # type: ignore[attr-defined]
-                parameter_info=descriptor.parameter_info,
-                annotation=descriptor.annotation,
-                convert=convert,
-                descriptor=descriptor,
-            )
+            param._runtime_param = DirectParam(descriptor, convert)  # type: ignore[attr-defined]

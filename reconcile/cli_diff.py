@@ -33,7 +33,6 @@ from reconcile.config import (
     ReportTarget,
 )
 from reconcile.diff_job import DiffConfig, diff_job
-from reconcile.logs import configure_logging
 from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 DIFF_HELP = """\
@@ -236,6 +235,8 @@ def diff(
         kustomize_isolation=kustomize_isolation or KustomizeIsolation.AUTO,
         reports=tuple(targets),
     )
+    from reconcile.logs import configure_logging  # not loaded for --help
+
     configure_logging(LoggingSettings(level=log_level, format=log_format))
     _, code = diff_job(config)
     raise typer.Exit(int(code))

@@ -17,8 +17,6 @@ from reconcile.cli_conversion import convert_directly
 from reconcile.cli_help import write_help
 from reconcile.cli_values import check_paths
 from reconcile.config import DryRunMode, LogFormat, LogLevel, Shard, parse_shard
-from reconcile.objects.selectors import SelectorError, parse_label_selector
-from reconcile.specs.hook_hosts import parse_host_patterns
 
 # typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
 UsageError: type[Exception] = typer.BadParameter.__mro__[1]
@@ -189,6 +187,9 @@ def parse_shard_option(text: str | None) -> Shard:
 def parse_selector_option(text: str | None) -> str | None:
     if text is None:
         return None
+    # imported here, as the run's other modules: --help needs neither reader
+    from reconcile.objects.selectors import SelectorError, parse_label_selector
+
     try:
         parse_label_selector(text)
     except SelectorError as exc:
@@ -199,6 +200,8 @@ def parse_selector_option(text: str | None) -> str | None:
 def parse_hosts_option(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
+    from reconcile.specs.hook_hosts import parse_host_patterns
+
     try:
         return parse_host_patterns(values)
     except ValueError as exc:
