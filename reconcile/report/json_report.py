@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from reconcile.engine.rollout import RolloutSummary
 from reconcile.report.model import (
     ActionView,
     headline,
@@ -23,6 +22,9 @@ from reconcile.results import (
     PassResult,
     RunResult,
 )
+
+if TYPE_CHECKING:
+    from reconcile.engine.rollout import RolloutSummary
 
 REPORT_SCHEMA_VERSION = "reconcile.report/v2"
 

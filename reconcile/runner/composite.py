@@ -30,17 +30,6 @@ from reconcile.engine.responses import (
     SyncResponse,
     parse_sync_response,
 )
-from reconcile.engine.revisions import (
-    REVISION_API_VERSION,
-    claim_revisions,
-    selector_labels,
-)
-from reconcile.engine.rollout import (
-    apply_child_types,
-    plan_rollout,
-    rollout_response,
-)
-from reconcile.engine.rollout_revisions import plan_revisions
 from reconcile.objects.meta import Obj, identity, name_of, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
@@ -72,6 +61,8 @@ def resolve(cluster: Cluster, controller: CompositeController) -> Resolved:
     parent = parent_resource(cluster, where, rule.api_version, rule.resource)
     revisions: ResourceInfo | None = None
     if controller.rolling:
+        from reconcile.engine.revisions import REVISION_API_VERSION  # rolling updates only
+
         if not parent.namespaced:
             raise ControllerError(
                 f"{where}: spec.childResources: rolling updates need a namespaced parent "
@@ -201,6 +192,11 @@ class CompositeKind(ControllerKind[ParentWork]):
     def _sync_rolling(self, ctx: Context, revisions: ResourceInfo, result: ParentResult) -> None:
         """Sync with rolling updates: the sync hook once per live revision, the rollout
         decision, the revision writes (the recorded intent), then the children's actions."""
+        # Imported here: only controllers with rolling updates need them.
+        from reconcile.engine.revisions import claim_revisions, selector_labels
+        from reconcile.engine.rollout import apply_child_types, plan_rollout, rollout_response
+        from reconcile.engine.rollout_revisions import plan_revisions
+
         selector = parent_selector(ctx)
         related = self._related(ctx, result)
         claims = self._claims(ctx, selector)

@@ -31,12 +31,10 @@ from reconcile.runner.collector import thaw
 from reconcile.runner.composite import CompositeKind
 from reconcile.runner.contested import contested_parents
 from reconcile.runner.controller_pass import ControllerKind, PassEnv, run_pass
-from reconcile.runner.decorator import DecoratorKind
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole, ResultKeeper
 from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
-from reconcile.runner.map_controller import MapKind
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
@@ -370,10 +368,17 @@ class RunLoop:
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
         kinds: list[ControllerKind[Any]] = [
-            *(CompositeKind(env, c, contested) for c in loaded.composite),
-            *(DecoratorKind(env, d) for d in loaded.decorator),
-            *(MapKind(env, m) for m in loaded.map),
+            CompositeKind(env, c, contested) for c in loaded.composite
         ]
+        # The other kinds' runners (and engines) are imported when a run has such controllers.
+        if loaded.decorator:
+            from reconcile.runner.decorator import DecoratorKind
+
+            kinds += [DecoratorKind(env, d) for d in loaded.decorator]
+        if loaded.map:
+            from reconcile.runner.map_controller import MapKind
+
+            kinds += [MapKind(env, m) for m in loaded.map]
         result = PassResult(number, [run_pass(kind) for kind in kinds])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
