@@ -6,14 +6,17 @@ when it exists, then the in-cluster service account when running in a Pod.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-from kubernetes import client, config
-from kubernetes.config.incluster_config import InClusterConfigLoader
+from typing import TYPE_CHECKING, Any
 
 from reconcile.cluster.errors import ApiError
+
+if TYPE_CHECKING:
+    from kubernetes.client import Configuration
 
 
 class NoConfiguration(ApiError):
@@ -23,9 +26,34 @@ class NoConfiguration(ApiError):
     default_reason = "NoConfiguration"
 
 
+def enter_client_package() -> None:
+    """Let the client's modules be imported without running the `kubernetes` package's
+    `__init__`, which imports every part of the client: dynamic (jsonschema, attrs,
+    referencing), stream (websocket), watch, informer, leaderelection, utils, about a tenth of
+    a live run's start-up, for parts the run never uses. The package module stands in empty
+    (its `__path__` finds `kubernetes.client` and `kubernetes.config`); the first use of
+    anything else in it runs its `__init__` after all, so whoever imports `kubernetes` later
+    finds the whole package. Nothing to do once it is imported."""
+    if "kubernetes" in sys.modules:
+        return
+    spec = importlib.util.find_spec("kubernetes")
+    if spec is None or spec.loader is None:
+        return  # not installed: the import that follows says so
+    loader = spec.loader
+    package = importlib.util.module_from_spec(spec)
+
+    def complete(name: str) -> Any:
+        delattr(package, "__getattr__")
+        loader.exec_module(package)
+        return getattr(package, name)
+
+    setattr(package, "__getattr__", complete)  # noqa: B010 (a module's own __getattr__)
+    sys.modules["kubernetes"] = package
+
+
 @dataclass(frozen=True)
 class Connection:
-    configuration: client.Configuration
+    configuration: Configuration
     source: str  # where the settings came from, for logs: a path or "in-cluster"
     context: str | None
 
@@ -45,7 +73,6 @@ def load_connection(
     *,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
 ) -> Connection:
-    configuration = client.Configuration()
     env_paths = os.environ.get("KUBECONFIG", "")
     default_path = Path("~/.kube/config").expanduser()
     source: str | None = None
@@ -57,9 +84,20 @@ def load_connection(
         source = str(default_path)
     if source is not None:
         _check_files(source, explicit=bool(kubeconfig))
+    elif not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        raise _nothing_found()  # as below, without loading the client to say so
+    enter_client_package()
+    # Imported here (the client is the live backend's alone, and a run that cannot connect
+    # does not need it), and without `from kubernetes import ...`: that would ask the
+    # package for its parts, and so load them all.
+    from kubernetes.client import Configuration
+    from kubernetes.config import ConfigException, load_kube_config
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    configuration = Configuration()
     try:
         if source is not None:
-            config.load_kube_config(
+            load_kube_config(
                 config_file=source,
                 context=context,
                 client_configuration=configuration,
@@ -77,13 +115,10 @@ def load_connection(
             ).load_and_set(configuration)
             source = "in-cluster"
         else:
-            raise NoConfiguration(
-                "no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
-                "~/.kube/config, or run in a Pod with a service account"
-            )
+            raise _nothing_found()
     except NoConfiguration:
         raise
-    except config.ConfigException as exc:
+    except ConfigException as exc:
         raise NoConfiguration(f"kubeconfig {source or 'in-cluster'}: {_one_line(exc)}") from None
     except OSError as exc:
         raise NoConfiguration(f"kubeconfig {source}: {exc.strerror or exc}") from None
@@ -99,6 +134,13 @@ def load_connection(
     # the proxy again (about a third of a millisecond of CPU a request).
     configuration.proxy = configuration.proxy
     return Connection(configuration=configuration, source=source, context=context)
+
+
+def _nothing_found() -> NoConfiguration:
+    return NoConfiguration(
+        "no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
+        "~/.kube/config, or run in a Pod with a service account"
+    )
 
 
 def _check_files(source: str, *, explicit: bool) -> None:

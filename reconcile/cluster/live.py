@@ -19,12 +19,10 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 import urllib3
-from kubernetes.client import Configuration
-from kubernetes.client.rest import RESTClientObject
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.discovery import find_resource, parse_resource_list
@@ -35,11 +33,15 @@ from reconcile.cluster.errors import (
     Unavailable,
     error_from_status,
 )
+from reconcile.cluster.kubeconfig import enter_client_package
 from reconcile.cluster.protocol import target_namespace, with_type
 from reconcile.cluster.ratelimit import AdaptiveRate, FixedRate
 from reconcile.cluster.stats import RequestStats
 from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
 from reconcile.objects.meta import metadata, name_of
+
+if TYPE_CHECKING:
+    from kubernetes.client import Configuration
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,9 @@ class LiveCluster:
         # Requests go straight to the pool the client builds (its TLS settings, client
         # certificate and proxy): the client's own request path walks each body to serialize
         # it and copies it again, about a tenth of a millisecond a write.
+        enter_client_package()
+        from kubernetes.client.rest import RESTClientObject
+
         self._pool = RESTClientObject(configuration).pool_manager
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._limiter: FixedRate = (

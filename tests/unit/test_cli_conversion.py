@@ -4,10 +4,7 @@ direct conversion does not take reads exactly as typer refuses it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +17,6 @@ from reconcile.cli_conversion import DirectParam, convert_directly
 from reconcile.cli_diff import app as diff_app
 from reconcile.cli_status import app as status_app
 
-ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {"run": run_app, "diff": diff_app, "status": status_app}
 
 TEXTS: list[Any] = ["abc", "", " spaced ", "x\udcff", "-", "ns/name", b"bytes", 3]
@@ -90,22 +86,3 @@ def test_every_option_is_converted_directly_and_as_typer_converts_it(name: str) 
                 param.name,
                 value,
             )
-
-
-def test_a_local_run_loads_no_pydantic() -> None:
-    """pydantic is most of what typer would load to convert the options (cli_conversion)."""
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['reconcile', '--local', 'examples/hello-world', '--dry-run',\n"
-        "    '--report-format', 'none', '--log-level', 'error', '--workers', '2',\n"
-        "    '--max-duration', '1m', '--dry-run=client', '--no-cluster-controllers']\n"
-        "try:\n"
-        "    runpy.run_module('reconcile', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print([m for m in sys.modules if m.split('.')[0] == 'pydantic'], file=sys.stderr)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, cwd=ROOT
-    )
-    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-2000:]
