@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -40,6 +39,7 @@ from reconcile.files.kustomize_check import (
 )
 from reconcile.files.offline import IsolationUnavailable, offline_command, offline_environment
 from reconcile.files.reader import MAX_TEXT_BYTES
+from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.terminal import printable
 from reconcile.secret_values import scrub
 from reconcile.specs.hook_env import in_base
@@ -52,8 +52,8 @@ _STDERR_TAIL = 64 * 1024
 
 # kubectl's log header and wrapping around the error: `E1126 11:37:08.019724   15532 run.go:72]
 # "command failed" err=<` ... `>`
-_KLOG = re.compile(r"^[IWEF][0-9]{4} [0-9:.]+\s+[0-9]+ [^\]]*\]\s*")
-_ERROR_START = re.compile(r'^(Error: |error: |"command failed")')
+_KLOG = on_first_use(r"^[IWEF][0-9]{4} [0-9:.]+\s+[0-9]+ [^\]]*\]\s*")
+_ERROR_START = on_first_use(r'^(Error: |error: |"command failed")')
 
 
 __all__ = [
@@ -173,9 +173,9 @@ def failure_reason(stderr: str, status: int) -> str:
     """kustomize's (or kubectl's) error on one line, from where the error starts (warnings
     before it left out), scrubbed of credentials and control characters, cut to
     MESSAGE_LIMIT."""
-    lines = [_KLOG.sub("", line).strip() for line in stderr.splitlines()]
+    lines = [_KLOG().sub("", line).strip() for line in stderr.splitlines()]
     lines = [line for line in lines if line and line != ">"]
-    starts = [index for index, line in enumerate(lines) if _ERROR_START.match(line)]
+    starts = [index for index, line in enumerate(lines) if _ERROR_START().match(line)]
     if starts:
         lines = lines[starts[-1] :]
     text = " ".join(" ".join(lines).split())

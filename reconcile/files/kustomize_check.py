@@ -6,7 +6,6 @@ outside the checkout is refused."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,15 @@ from reconcile.files.kustomize_fields import (
     entries,
 )
 from reconcile.files.reader import MAX_TEXT_BYTES
+from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.yamltext import YamlError, load_documents
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 # a scheme (two letters at least: `C:/` is a drive) and a path: `https://`, `file:/etc`
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
-_SCP = re.compile(r"^[^/@:\s]+@[^/:\s]+:")  # git@github.com:org/repo
-_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:[0-9]+)?$")
+_SCHEME = on_first_use(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+_SCP = on_first_use(r"^[^/@:\s]+@[^/:\s]+:")  # git@github.com:org/repo
+_HOST = on_first_use(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:[0-9]+)?$")
 
 
 class KustomizeError(ValueError):
@@ -51,10 +51,12 @@ def is_remote(entry: str, directory: Path) -> bool:
     a path without a scheme (`github.com/org/repo`, or `example.com/x` when no such local path
     exists)."""
     text = entry.strip()
-    if _SCHEME.match(text) or _SCP.match(text) or text.startswith(("git::", "gh:", "git@", "//")):
+    if _SCHEME().match(text) or _SCP().match(text):
+        return True
+    if text.startswith(("git::", "gh:", "git@", "//")):
         return True
     first, slash, _ = text.partition("/")
-    if not slash or not _HOST.match(first):
+    if not slash or not _HOST().match(first):
         return False
     if first.lower() == "github.com":
         return True  # kustomize reads it as a repository even when such a directory exists

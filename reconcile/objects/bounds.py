@@ -18,14 +18,16 @@ import json
 import re
 from typing import Any
 
+from reconcile.objects.lazy_pattern import on_first_use
+
 MAX_DEPTH = 100
 MAX_VALUES = 500_000
 
 # A JSON string, escapes included: what must be skipped when counting structure.
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_STRING = on_first_use(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 # Text outside strings and strings holding no mark, as far as they go (possessive: a string
 # holding a mark ends the match without any backtracking).
-_WITHOUT_MARKS = re.compile(rb'(?:[^"]++|"(?:[^"\\\[,:]|\\.)*+")*+', re.DOTALL)
+_WITHOUT_MARKS = on_first_use(rb'(?:[^"]++|"(?:[^"\\\[,:]|\\.)*+")*+', re.DOTALL)
 
 
 class BoundError(ValueError):
@@ -48,10 +50,11 @@ def _marks_in_strings(data: bytes | bytearray, enough: int) -> int:
     The regular expression engine skips text and strings without marks (millions of short
     strings cost no Python step each); only the strings holding marks are counted one by one."""
     inside, position, end = 0, 0, len(data)
+    without_marks, json_string = _WITHOUT_MARKS(), _JSON_STRING()
     while True:
-        skipped = _WITHOUT_MARKS.match(data, position)
+        skipped = without_marks.match(data, position)
         position = skipped.end() if skipped else position
-        string = _JSON_STRING.match(data, position) if position < end else None
+        string = json_string.match(data, position) if position < end else None
         if string is None:  # the end (or an unterminated string, which decoding refuses)
             return inside
         inside += _structure_marks(data, string.start(), string.end())

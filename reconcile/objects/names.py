@@ -4,15 +4,16 @@ error naming the field, never a request refused after the parent's other writes.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from reconcile.objects.lazy_pattern import on_first_use
+
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL = re.compile(rf"^{_LABEL}$")
-_DNS1123_SUBDOMAIN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+_DNS1123_LABEL = on_first_use(rf"^{_LABEL}$")
+_DNS1123_SUBDOMAIN = on_first_use(rf"^{_LABEL}(\.{_LABEL})*$")
+_DNS1035_LABEL = on_first_use(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = on_first_use(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_LABEL_VALUE = on_first_use(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 
 # Kinds whose names follow another rule than the usual DNS subdomain.
 _DNS1035_KINDS = frozenset({("", "Service")})
@@ -23,7 +24,7 @@ _PATH_SEGMENT_GROUPS = frozenset({"rbac.authorization.k8s.io"})
 def _subdomain_problem(text: str) -> str | None:
     if len(text) > 253:
         return f"{_show(text)} is longer than 253 characters"
-    if not _DNS1123_SUBDOMAIN.match(text):
+    if not _DNS1123_SUBDOMAIN().match(text):
         return (
             f"{_show(text)} is not a lowercase RFC 1123 subdomain (lower-case letters, digits, "
             "'-' and '.', starting and ending with a letter or digit)"
@@ -39,7 +40,7 @@ def name_problem(api_version: str, kind: str, name: str) -> str | None:
     if group in _PATH_SEGMENT_GROUPS:
         return None
     if (group, kind) in _DNS1035_KINDS:
-        if len(name) > 63 or not _DNS1035_LABEL.match(name):
+        if len(name) > 63 or not _DNS1035_LABEL().match(name):
             return (
                 f"{_show(name)} is not an RFC 1035 label (at most 63 lower-case letters, "
                 "digits and '-', starting with a letter)"
@@ -51,7 +52,7 @@ def name_problem(api_version: str, kind: str, name: str) -> str | None:
 
 
 def namespace_problem(namespace: str) -> str | None:
-    if len(namespace) > 63 or not _DNS1123_LABEL.match(namespace):
+    if len(namespace) > 63 or not _DNS1123_LABEL().match(namespace):
         return (
             f"{_show(namespace)} is not an RFC 1123 label (at most 63 lower-case letters, "
             "digits and '-')"
@@ -64,7 +65,7 @@ def qualified_name_problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash and (not prefix or _subdomain_problem(prefix)):
         return f"{_show(key)}: the prefix must be a DNS subdomain"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _QUALIFIED_NAME().match(name):
         return (
             f"{_show(key)} is not a qualified name (at most 63 letters, digits, '-', '_' and "
             "'.', starting and ending with a letter or digit, after an optional prefix/)"
@@ -73,7 +74,7 @@ def qualified_name_problem(key: str) -> str | None:
 
 
 def label_value_problem(value: str) -> str | None:
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
+    if len(value) > 63 or not _LABEL_VALUE().match(value):
         return (
             f"{_show(value)} is not a label value (at most 63 letters, digits, '-', '_' and '.', "
             "starting and ending with a letter or digit)"

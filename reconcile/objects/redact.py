@@ -10,6 +10,7 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.secrets import is_secret
 
 REDACTED = "<redacted>"
@@ -121,22 +122,22 @@ def _redact_last_applied(text: Any) -> Any:
 # excerpt (excerpts are cut anywhere). Plain JSON: the body's strings may hold braces. Inside a
 # JSON string (a last-applied annotation quoted in an error), quotes are escaped: `\"`.
 _STRING = r'"(?:[^"\\]|\\.)*(?:"|$)'
-_PLAIN_MAP = re.compile(r'("(?:data|stringData)"\s*:\s*\{)((?:' + _STRING + r'|[^{}"])*)(\}|$)')
-_PLAIN_ENTRY = re.compile(r"(" + _STRING + r"\s*:\s*)" + _STRING)
-_ESCAPED_MAP = re.compile(r'(\\+"(?:data|stringData)\\+"\s*:\s*\{)([^{}]*)(\}|$)')
-_ESCAPED_ENTRY = re.compile(r'(\\+"[^"\\]*\\+"\s*:\s*)(\\+")(?:.*?\2(?=\s*[,}]|\s*$)|.*$)')
+_PLAIN_MAP = on_first_use(r'("(?:data|stringData)"\s*:\s*\{)((?:' + _STRING + r'|[^{}"])*)(\}|$)')
+_PLAIN_ENTRY = on_first_use(r"(" + _STRING + r"\s*:\s*)" + _STRING)
+_ESCAPED_MAP = on_first_use(r'(\\+"(?:data|stringData)\\+"\s*:\s*\{)([^{}]*)(\}|$)')
+_ESCAPED_ENTRY = on_first_use(r'(\\+"[^"\\]*\\+"\s*:\s*)(\\+")(?:.*?\2(?=\s*[,}]|\s*$)|.*$)')
 
 
 # The API server's JSON decoder quotes the raw request bytes around an error, e.g.
 # `error found in #10 byte of ...|rd":"s3cr3t"}|..., bigger context ...|{"data":{"pa|...`: the
 # bytes may be a piece of a Secret's value that no other rule can recognise.
-_DECODER_CONTEXT = re.compile(r"\.\.\.\|.*?\|\.\.\.", re.DOTALL)
+_DECODER_CONTEXT = on_first_use(r"\.\.\.\|.*?\|\.\.\.", re.DOTALL)
 
 
 # A password in a URL's userinfo (`https://user:password@host`, any scheme): the user stays.
-_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]*):[^\s/?#@]*@")
+_URL_PASSWORD = on_first_use(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]*):[^\s/?#@]*@")
 # A user alone in an HTTP(S) URL is a token (`https://TOKEN@github.com/...`).
-_URL_TOKEN = re.compile(r"(\bhttps?://)[^\s/?#@:]+@", re.IGNORECASE)
+_URL_TOKEN = on_first_use(r"(\bhttps?://)[^\s/?#@:]+@", re.IGNORECASE)
 
 
 def redact_text(text: str) -> str:
@@ -146,23 +147,23 @@ def redact_text(text: str) -> str:
     redacted too: a free-text excerpt cannot tell them apart, so it errs on the safe side. And
     the password of every URL written in it (a webhook's, a Pushgateway's, a repository's)."""
     if "://" in text:
-        text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
-        text = _URL_TOKEN.sub(rf"\1{REDACTED}@", text)
+        text = _URL_PASSWORD().sub(rf"\1:{REDACTED}@", text)
+        text = _URL_TOKEN().sub(rf"\1{REDACTED}@", text)
     if "...|" in text:
-        text = _DECODER_CONTEXT.sub(f"...|{REDACTED}|...", text)
+        text = _DECODER_CONTEXT().sub(f"...|{REDACTED}|...", text)
     if "ata" not in text:  # fast path: neither "data" nor "stringData" appears
         return text
-    text = _PLAIN_MAP.sub(_redact_plain_map, text)
-    return _ESCAPED_MAP.sub(_redact_escaped_map, text)
+    text = _PLAIN_MAP().sub(_redact_plain_map, text)
+    return _ESCAPED_MAP().sub(_redact_escaped_map, text)
 
 
 def _redact_plain_map(match: re.Match[str]) -> str:
-    body = _PLAIN_ENTRY.sub(lambda e: f'{e.group(1)}"{REDACTED}"', match.group(2))
+    body = _PLAIN_ENTRY().sub(lambda e: f'{e.group(1)}"{REDACTED}"', match.group(2))
     return match.group(1) + body + match.group(3)
 
 
 def _redact_escaped_map(match: re.Match[str]) -> str:
-    body = _ESCAPED_ENTRY.sub(
+    body = _ESCAPED_ENTRY().sub(
         lambda e: f"{e.group(1)}{e.group(2)}{REDACTED}{e.group(2)}", match.group(2)
     )
     return match.group(1) + body + match.group(3)

@@ -5,10 +5,10 @@ Follows k8s.io/apimachinery: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.meta import Obj, metadata
 
 
@@ -76,18 +76,18 @@ class LabelSelector:
 
 _KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
 _VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
-_KEY_RE = re.compile(rf"^{_KEY}$")
-_VALUE_RE = re.compile(rf"^{_VALUE}$")
+_KEY_RE = on_first_use(rf"^{_KEY}$")
+_VALUE_RE = on_first_use(rf"^{_VALUE}$")
 
 
 def _check_key(key: str, where: str) -> str:
-    if not _KEY_RE.match(key):
+    if not _KEY_RE().match(key):
         raise SelectorError(f"{where}: invalid label key {key!r}")
     return key
 
 
 def _check_value(value: str, where: str) -> str:
-    if len(value) > 63 or not _VALUE_RE.match(value):
+    if len(value) > 63 or not _VALUE_RE().match(value):
         raise SelectorError(f"{where}: invalid label value {value!r}")
     return value
 
@@ -110,7 +110,7 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
-_SET_RE = re.compile(r"^\s*(?P<key>\S+)\s+(?P<op>in|notin)\s*\((?P<values>[^)]*)\)\s*$")
+_SET_RE = on_first_use(r"^\s*(?P<key>\S+)\s+(?P<op>in|notin)\s*\((?P<values>[^)]*)\)\s*$")
 
 
 def parse_label_selector(text: str | None) -> LabelSelector:
@@ -123,7 +123,7 @@ def parse_label_selector(text: str | None) -> LabelSelector:
         if not part:
             raise SelectorError(f"label selector {text!r}: empty requirement")
         where = f"label selector {text!r}"
-        set_match = _SET_RE.match(part)
+        set_match = _SET_RE().match(part)
         if set_match:
             key = _check_key(set_match["key"], where)
             values = tuple(

@@ -26,6 +26,8 @@ import html
 import re
 import unicodedata
 
+from reconcile.objects.lazy_pattern import on_first_use
+
 ZERO_WIDTH_SPACE = "\u200b"  # ours: never in what `visible` returns
 
 # Unicode categories shown as escapes: controls, format characters (bidi, zero-width, soft
@@ -33,7 +35,7 @@ ZERO_WIDTH_SPACE = "\u200b"  # ours: never in what `visible` returns
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 # What GitHub links or notifies on in rendered text (outside code).
-_ACTIVE = re.compile(
+_ACTIVE = on_first_use(
     r"(?<=@)(?=[A-Za-z0-9_])"  # @user, @org/team, an e-mail address
     r"|(?<=#)(?=[0-9])"  # #12, owner/repo#12
     r"|(?<=G)(?=H-[0-9])"  # GH-12
@@ -44,9 +46,9 @@ _ACTIVE = re.compile(
 # What opens emphasis, a link or an image, a code span, a table cell, strikethrough, a heading
 # or math anywhere in a line (CommonMark lets any ASCII punctuation be escaped with `\`); `<`
 # and `&` (a tag, an autolink, an entity) are HTML-escaped instead.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#$])")
+_MARKDOWN_SPECIAL = on_first_use(r"([\\`*_\[\]|~#$])")
 # At the start of a list item's text: what would open a list of its own.
-_LINE_START = re.compile(r"^(\s*)(?:([-+])|([0-9]+)([.)]))")
+_LINE_START = on_first_use(r"^(\s*)(?:([-+])|([0-9]+)([.)]))")
 
 
 def visible(text: str, *, keep: str = "") -> str:
@@ -73,15 +75,15 @@ def _escape(char: str) -> str:
 
 def defused(text: str) -> str:
     """`text` with a zero-width space where GitHub would otherwise mention, reference or link."""
-    return _ACTIVE.sub(ZERO_WIDTH_SPACE, text)
+    return _ACTIVE().sub(ZERO_WIDTH_SPACE, text)
 
 
 def inline(text: str, limit: int | None = None) -> str:
     """Free text as literal Markdown: a paragraph's, a list item's or a table cell's (its
     visible form cut to `limit` characters)."""
     shown = _limited(visible(text, keep="\n"), limit)
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(shown, quote=False))
-    escaped = _LINE_START.sub(_escape_line_start, escaped)
+    escaped = _MARKDOWN_SPECIAL().sub(r"\\\1", html.escape(shown, quote=False))
+    escaped = _LINE_START().sub(_escape_line_start, escaped)
     return defused(escaped).replace("\n", "<br>")
 
 

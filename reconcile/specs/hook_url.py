@@ -20,13 +20,15 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from reconcile.objects.lazy_pattern import on_first_use
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
-_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+_LABEL = on_first_use(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 _UNRESERVED_SUB = r"A-Za-z0-9\-._~!$&'()*+,;="
-_USERINFO = re.compile(rf"(?:[{_UNRESERVED_SUB}:]|%[0-9A-Fa-f]{{2}})*")
-_TARGET = re.compile(rf"(?:[{_UNRESERVED_SUB}:@/?]|%[0-9A-Fa-f]{{2}})*")
-_NUMERIC_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
+_USERINFO = on_first_use(rf"(?:[{_UNRESERVED_SUB}:]|%[0-9A-Fa-f]{{2}})*")
+_TARGET = on_first_use(rf"(?:[{_UNRESERVED_SUB}:@/?]|%[0-9A-Fa-f]{{2}})*")
+_NUMERIC_LABEL = on_first_use(r"(0x[0-9a-f]*|[0-9]+)")
 
 
 class HookUrlError(ValueError):
@@ -85,12 +87,12 @@ def parse_hook_url(text: str) -> HookUrl:
     authority, target = rest[:end], rest[end:]
     if not target.startswith("/"):
         target = "/" + target
-    if not _TARGET.fullmatch(target):
+    if not _TARGET().fullmatch(target):
         raise HookUrlError("its path or query has a character that must be percent-encoded")
     userinfo, at, hostport = authority.rpartition("@")
     if "@" in userinfo:
         raise HookUrlError("it has more than one @ before its path")
-    if at and not _USERINFO.fullmatch(userinfo):
+    if at and not _USERINFO().fullmatch(userinfo):
         raise HookUrlError("its user or password has a character that must be percent-encoded")
     user, _, password = userinfo.partition(":")
     host, port = _host_and_port(hostport, scheme)
@@ -125,7 +127,7 @@ def _name(text: str) -> str:
     if host.endswith("."):
         host = host[:-1]  # the same name, read once without it
     labels = host.split(".")
-    if _NUMERIC_LABEL.fullmatch(labels[-1]) or all(_NUMERIC_LABEL.fullmatch(x) for x in labels):
+    if _NUMERIC_LABEL().fullmatch(labels[-1]) or all(_NUMERIC_LABEL().fullmatch(x) for x in labels):
         try:
             address = ipaddress.IPv4Address(host)
         except ValueError:
@@ -136,7 +138,7 @@ def _name(text: str) -> str:
                 "(a.b.c.d), the only form it is read in"
             )
         return host
-    if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+    if len(host) > 253 or not all(_LABEL().fullmatch(label) for label in labels):
         raise HookUrlError(
             "its host is not a DNS name (letters, digits and '-' in dot-separated labels)"
         )

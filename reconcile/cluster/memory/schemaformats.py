@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reconcile.cluster.memory import goparse
+from reconcile.objects.lazy_pattern import on_first_use
 
 Schema = dict[str, Any]
 
@@ -93,22 +94,22 @@ _GO_SPACE = "[\t\n\f\r ]"  # RE2's \s: no \v, unlike Python's
 
 
 def _full_match(pattern: str, flags: int = 0) -> Callable[[str], bool]:
-    compiled = re.compile(pattern, flags | re.ASCII)
-    return lambda text: compiled.fullmatch(text) is not None
+    compiled = on_first_use(pattern, flags | re.ASCII)  # most schemas name no format
+    return lambda text: compiled().fullmatch(text) is not None
 
 
 _UUID = r"[0-9a-f]{8}-?[0-9a-f]{4}-?%s[0-9a-f]{3}-?%s[0-9a-f]{3}-?[0-9a-f]{12}"
-_HOSTNAME_CLASSES = re.compile(
+_HOSTNAME_CLASSES = on_first_use(
     r"[a0s]((-?[a0s]{0,62})?)|([a0s](([a0s-]{0,61}[a0s])?)(\.)){1,}(a){2,63}"
 )
-_CREDIT_CARD = re.compile(
+_CREDIT_CARD = on_first_use(
     r"(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}"
     r"|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})"
 )
-_DATE_TIME_CLOCK = re.compile(
+_DATE_TIME_CLOCK = on_first_use(
     r"([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))"
 )
-_SCALA_DURATION = re.compile(rf"(([0-9]+){_GO_SPACE}*([A-Za-z\u00b5]+))")
+_SCALA_DURATION = on_first_use(rf"(([0-9]+){_GO_SPACE}*([A-Za-z\u00b5]+))")
 _SCALA_UNITS = (
     ("ns", "nano"),
     ("us", "\u00b5s", "micro"),
@@ -134,7 +135,7 @@ def _hostname_class(char: str) -> str:
 
 def _is_hostname(text: str) -> bool:
     classes = "".join(_hostname_class(char) for char in text)
-    if _HOSTNAME_CLASSES.fullmatch(classes) is None or len(text.encode()) > 255:
+    if _HOSTNAME_CLASSES().fullmatch(classes) is None or len(text.encode()) > 255:
         return False
     return all(len(label.encode()) <= 63 for label in text.split("."))
 
@@ -158,7 +159,7 @@ def _is_isbn13(text: str) -> bool:
 
 def _is_credit_card(text: str) -> bool:
     digits = re.sub(r"[^0-9]+", "", text)
-    if _CREDIT_CARD.fullmatch(digits) is None:
+    if _CREDIT_CARD().fullmatch(digits) is None:
         return False
     total = 0
     for position, digit in enumerate(reversed(digits)):
@@ -181,7 +182,7 @@ def _is_date_time(text: str) -> bool:
     parts = text.lower().split("t")
     if len(parts) < 2 or not goparse.parse_full_date(parts[0]):
         return False
-    clock = _DATE_TIME_CLOCK.fullmatch(parts[1])
+    clock = _DATE_TIME_CLOCK().fullmatch(parts[1])
     if clock is None:
         return False
     return clock[1] <= "23" and clock[2] <= "59" and clock[3] <= "59"
@@ -192,7 +193,7 @@ def _is_duration(text: str) -> bool:
     if goparse.parse_go_duration(text):
         return True
     found = False
-    for _, number, unit_text in _SCALA_DURATION.findall(text):
+    for _, number, unit_text in _SCALA_DURATION().findall(text):
         if len(number.lstrip("0")) > 19 or int(number) > 2**63 - 1:
             return False  # strconv.Atoi fails: the whole parse does
         unit = unit_text.strip().lower()
