@@ -31,7 +31,6 @@ from reconcile.report import ReportFormat, render_to
 from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
 from reconcile.runner.keeper import ResultKeeper
-from reconcile.runner.lock import default_holder
 from reconcile.runner.output_dir import OutputDir, OutputDirError, prepare_output_dir
 from reconcile.runner.progress import LoggedProgress, Progress
 from reconcile.runner.run import RunLoop, shard_lock_name
@@ -347,6 +346,7 @@ def write_run_record(
     place = run_record_place(config.reconcile)
     if place is None or config.reconcile.dry_run or config.local.enabled or result.skipped:
         return True
+    from reconcile.runner.lock import default_holder
     from reconcile.runner.run_record import record_data, record_error, write_record
 
     namespace, name = place

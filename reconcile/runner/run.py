@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
@@ -33,12 +33,14 @@ from reconcile.runner.contested import contested_parents
 from reconcile.runner.controller_pass import ControllerKind, PassEnv, run_pass
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole, ResultKeeper
-from reconcile.runner.lock import RunLock, default_holder
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import LoadedControllers, load_controllers
+
+if TYPE_CHECKING:
+    from reconcile.runner.lock import RunLock
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +184,8 @@ class RunLoop:
         """The run lock, taken; None when the run must not go on (skipped or failed)."""
         if not self.settings.lock or self.settings.dry_run:
             return NoLock()
+        from reconcile.runner.lock import RunLock, default_holder  # --lock runs only
+
         lock = RunLock(
             self.cluster,
             shard_lock_name(self.settings.lock, self.settings.shard),

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
-
 from reconcile.budget import checkpoint
 from reconcile.cluster.memory import validation as v
 
@@ -36,8 +34,15 @@ ANGLE_NAMED_GROUPS_SINCE = 30
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 
 
+def _re2() -> Any:
+    """google-re2, imported at the first pattern met: most runs' schemas have none."""
+    import re2  # type: ignore[import-untyped]
+
+    return re2
+
+
 def _options(*, capture: bool) -> Any:
-    options = re2.Options()
+    options = _re2().Options()
     options.log_errors = False  # the error is ours to report, not absl's to print
     options.never_capture = not capture  # a yes/no search needs no groups: RE2's DFA
     return options
@@ -52,6 +57,7 @@ def compiled(
     error = _go_only_error(pattern, minor)
     if error is not None:
         return None, error
+    re2 = _re2()
     try:
         re2.compile(pattern, options=_options(capture=True))  # the errors Go reports
         regexp = re2.compile(pattern, options=_options(capture=False))
