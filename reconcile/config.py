@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -73,6 +72,8 @@ class Shard:
         when it has none yet, as in a dry run's preview of a new parent)."""
         if self.count == 1:
             return True
+        import hashlib  # imported here: only sharded runs hash (and --help loads this module)
+
         meta = obj.get("metadata") or {}
         key = str(meta.get("uid") or "") or f"{meta.get('namespace') or ''}/{meta.get('name')}"
         digest = hashlib.sha256(key.encode()).digest()

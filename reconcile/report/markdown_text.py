@@ -22,7 +22,6 @@ characters: UTF-16 code units."""
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 
@@ -82,6 +81,8 @@ def inline(text: str, limit: int | None = None) -> str:
     """Free text as literal Markdown: a paragraph's, a list item's or a table cell's (its
     visible form cut to `limit` characters)."""
     shown = _limited(visible(text, keep="\n"), limit)
+    import html  # imported here: the text report uses this module for `cut` and `size` only
+
     escaped = _MARKDOWN_SPECIAL().sub(r"\\\1", html.escape(shown, quote=False))
     escaped = _LINE_START().sub(_escape_line_start, escaped)
     return defused(escaped).replace("\n", "<br>")
@@ -95,6 +96,8 @@ def _escape_line_start(match: re.Match[str]) -> str:
 def html_text(text: str, limit: int | None = None) -> str:
     """Free text inside an HTML block (where Markdown is not read), on one line (its visible
     form cut to `limit` characters)."""
+    import html
+
     return defused(html.escape(_limited(visible(text), limit)))
 
 
