@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -22,15 +22,17 @@ from reconcile.specs.composite import (
     CompositeController,
     parse_composite_controller,
 )
-from reconcile.specs.decorator import DecoratorController, parse_decorator_controller
 from reconcile.specs.errors import SpecError
-from reconcile.specs.map_controller import KIND as MAP_KIND
-from reconcile.specs.map_controller import MapController, parse_map_controller
+
+if TYPE_CHECKING:
+    from reconcile.specs.decorator import DecoratorController
+    from reconcile.specs.map_controller import MapController
 
 log = logging.getLogger(__name__)
-_C = TypeVar("_C", CompositeController, DecoratorController, MapController)
+_C = TypeVar("_C", CompositeController, "DecoratorController", "MapController")
 
 DECORATOR_KIND = "DecoratorController"
+MAP_KIND = "MapController"
 CONTROLLER_KINDS = frozenset({KIND, DECORATOR_KIND, MAP_KIND})
 # What a --controllers file may hold besides controllers without a warning.
 _QUIET_IN_CONTROLLER_FILES = frozenset({"CustomResourceDefinition", "ControllerRevision"})
@@ -130,17 +132,28 @@ def load_from_files(
             base_dir = str(home)
             try:
                 if kind == DECORATOR_KIND:
-                    loaded.decorator.append(
-                        parse_decorator_controller(obj, source=where, base_dir=base_dir)
-                    )
+                    loaded.decorator.append(_parse_decorator(obj, source=where, base_dir=base_dir))
                 elif kind == MAP_KIND:
-                    loaded.map.append(parse_map_controller(obj, source=where, base_dir=base_dir))
+                    loaded.map.append(_parse_map(obj, source=where, base_dir=base_dir))
                 else:
                     loaded.composite.append(
                         parse_composite_controller(obj, source=where, base_dir=base_dir)
                     )
             except SpecError as exc:
                 loaded.spec_error(obj, exc)
+
+
+# The other kinds' specs are imported when such a controller is met: most runs have none.
+def _parse_decorator(obj: dict[str, Any], **where: Any) -> DecoratorController:
+    from reconcile.specs.decorator import parse_decorator_controller
+
+    return parse_decorator_controller(obj, **where)
+
+
+def _parse_map(obj: dict[str, Any], **where: Any) -> MapController:
+    from reconcile.specs.map_controller import parse_map_controller
+
+    return parse_map_controller(obj, **where)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -156,10 +169,8 @@ def load_from_cluster(cluster: Cluster, loaded: LoadedControllers) -> None:
         log.debug("the cluster has no %s CRD; no controllers read from it", API_VERSION)
         return
     loaded.sources.append("cluster")
-    _read_kind(
-        cluster, loaded, "decoratorcontrollers", parse_decorator_controller, loaded.decorator
-    )
-    _read_kind(cluster, loaded, "mapcontrollers", parse_map_controller, loaded.map)
+    _read_kind(cluster, loaded, "decoratorcontrollers", _parse_decorator, loaded.decorator)
+    _read_kind(cluster, loaded, "mapcontrollers", _parse_map, loaded.map)
 
 
 def _read_kind(
