@@ -128,7 +128,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """RECONCILE_TEST_RELEASES=1.20 keeps only the cases of the releases it names."""
+    """Tests marked `long` first (whatever their tier), so none of them starts last and keeps
+    one process busy after the others are done; RECONCILE_TEST_RELEASES=1.20 keeps only the
+    cases of the releases it names."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
     selected = _selected_releases()
     if selected == RELEASES:
         return

@@ -141,6 +141,7 @@ def error_paths(tmp_path: Path, silent_port: int) -> dict[str, tuple[list[str], 
     }
 
 
+@pytest.mark.long
 def test_no_error_path_prints_a_traceback(tmp_path: Path, silent_port: int) -> None:
     failures = []
     for name, (args, expected) in error_paths(tmp_path, silent_port).items():

@@ -52,6 +52,7 @@ def test_every_write_failing_after_it_was_done_still_converges(
     assert outcome.ok, outcome.line()
 
 
+@pytest.mark.long
 def test_kills_at_any_write_keep_every_promise(backend: Backend, tmp_path: Path) -> None:
     """A few kill points (scripts/faults.py kill runs a hundred): before and after writes of
     children, status, revisions and the finalizer, through rollouts and finalizations."""

@@ -79,6 +79,7 @@ def action_repository(tmp_path: Path) -> Path:
     return repository / "github-actions"
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)  # pip, on a loaded machine, may take minutes
 def test_install_preview_then_apply(
     kubeconfig: str, hello: str, live_backend: Backend, tmp_path: Path

@@ -483,6 +483,7 @@ def _revisions(run: Obj) -> list[Obj]:
     return revisions
 
 
+@pytest.mark.long
 def test_keip_route_change_rolls_out_as_metacontroller(
     backend: Backend, tmp_path: Path, keip_namespace: str
 ) -> None:

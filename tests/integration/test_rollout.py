@@ -282,6 +282,7 @@ def test_crashes_at_any_write_never_lose_progress_or_move_two_pods(
     _finalize(backend, catsets, ns)
 
 
+@pytest.mark.long
 @pytest.mark.controlplane
 def test_sigkill_at_random_moments_on_the_real_control_plane(
     live_backend: Backend, control_plane: ControlPlane, tmp_path: Path
