@@ -1,17 +1,14 @@
 """The text report, for terminals and logs: per pass, controller and parent, then a summary.
 
-Styled with rich; without colour the output is plain text (no escape sequences at all).
+Styled with rich on a terminal. Without colour the output is plain text (no escape sequences at
+all), written without rich, whose import is a tenth of a short run's start-up: the same lines,
+and the summary's tables laid out as rich lays them out (rich lays out any table it would wrap).
 """
 
 from __future__ import annotations
 
 import io
-from typing import IO, cast
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from reconcile.engine.actions import ActionKind
 from reconcile.report.model import (
@@ -36,10 +33,17 @@ from reconcile.report.model import (
 )
 from reconcile.results import ControllerResult, HookCall, Outcome, ParentResult, RunResult
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
 WIDTH = 120  # for the summary tables; other lines never wrap
 
-# The SIMPLE_HEAD box (a rule under the header row only) in ASCII.
-_ASCII_HEAD = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
+# A line's part: text, or (text, style). A table's column: (header, justify, style); a cell:
+# (text, style), a style of None for a cell without a style of its own.
+Part = str | tuple[str, str]
+Column = tuple[str, str, str]
+Cell = tuple[str, str | None]
 
 _KIND_STYLES: dict[ActionKind, str] = {
     ActionKind.CREATE: "green",
@@ -72,8 +76,22 @@ def write_text(
 ) -> None:
     """`render_text`'s text written to `stream` a parent at a time."""
     plain = None if color else _PlainLines(stream)
-    console = Console(
-        file=stream if plain is None else cast(IO[str], plain),  # rich only writes to it
+    writer: _Writer = (
+        _RichWriter(_console(stream, color=True), verbose)
+        if plain is None
+        else _PlainWriter(plain, verbose)
+    )
+    writer.run(result)
+    writer.flush()
+    if plain is not None:
+        plain.finish()
+
+
+def _console(stream: IO[str] | io.TextIOBase, *, color: bool) -> Console:
+    from rich.console import Console
+
+    return Console(
+        file=cast(IO[str], stream),  # rich only writes to it
         width=WIDTH,
         color_system="standard" if color else None,
         force_terminal=color,
@@ -86,11 +104,6 @@ def write_text(
         highlight=False,
         soft_wrap=True,
     )
-    writer = _Writer(console, verbose)
-    writer.run(result)
-    writer.flush()
-    if plain is not None:
-        plain.finish()
 
 
 class _PlainLines(io.TextIOBase):
@@ -122,38 +135,26 @@ class _PlainLines(io.TextIOBase):
 
 
 class _Writer:
-    """Collects lines (and tables); `flush` prints runs of lines as one Text, which rich
-    renders much faster than line by line."""
+    """What the report says, line by line and table by table; how it is written is its
+    subclasses': plain text, or rich's styled text."""
 
-    def __init__(self, console: Console, verbose: bool = False) -> None:
-        self.console = console
+    def __init__(self, verbose: bool = False) -> None:
         self.verbose = verbose
-        self.pending: list[Text] = []
 
-    def line(self, *parts: str | tuple[str, str], indent: int = 0) -> None:
-        text = Text(" " * indent)
-        # What a part brings on further lines (a message from input may hold newlines) is
-        # marked as the continuation it is: it can never read as a line of the report's own.
-        more = "\n" + " " * (indent + 2) + "| "
-        for part in parts:
-            if isinstance(part, tuple):
-                text.append(part[0].replace("\n", more), style=part[1])
-            else:
-                text.append(part.replace("\n", more))
-        self.pending.append(text)
+    def line(self, *parts: Part, indent: int = 0) -> None:
+        raise NotImplementedError
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        if self.console.color_system is None:  # plain: no need for rich's rendering
-            self.console.file.write("".join(t.plain + "\n" for t in self.pending))
-        else:
-            self.console.print(Text("\n").join(self.pending))
-        self.pending = []
+        raise NotImplementedError
 
-    def table(self, table: Table) -> None:
-        self.flush()
-        self.console.print(table)
+    def table(self, columns: list[Column], rows: list[list[Cell]], *, header: bool) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _continued(text: str, indent: int) -> str:
+        # What a part brings on further lines (a message from input may hold newlines) is
+        # marked as the continuation it is: it can never read as a line of the report's own.
+        return text.replace("\n", "\n" + " " * (indent + 2) + "| ")
 
     def run(self, result: RunResult) -> None:
         t = totals(result)
@@ -257,40 +258,43 @@ class _Writer:
 
     def summary(self, result: RunResult, t: Totals) -> None:
         self.line(("Summary", "bold"))
-        table = Table(box=_ASCII_HEAD, show_header=False, show_edge=False, padding=(0, 1))
-        table.add_column("", style="bold")
-        table.add_column("")
-        table.add_row("Mode", mode(result))
-        table.add_row("Passes", str(t.passes))
-        table.add_row("Parents synced", str(t.parents))
-        table.add_row("Applied", str(t.applied))
+        rows: list[list[Cell]] = [
+            [("Mode", None), (mode(result), None)],
+            [("Passes", None), (str(t.passes), None)],
+            [("Parents synced", None), (str(t.parents), None)],
+            [("Applied", None), (str(t.applied), None)],
+        ]
         # compact: the counts that are zero, but for what a run is about, go unsaid
         if self.verbose or t.pending or result.dry_run:
-            table.add_row("Pending", str(t.pending))
+            rows.append([("Pending", None), (str(t.pending), None)])
         if result.server_dry_run:
-            table.add_row("Server-validated", f"{t.validated} of {t.pending} pending")
+            rows.append(
+                [("Server-validated", None), (f"{t.validated} of {t.pending} pending", None)]
+            )
         if self.verbose or t.failed:
-            table.add_row("Failed", str(t.failed))
+            rows.append([("Failed", None), (str(t.failed), None)])
         if self.verbose or t.waits:
-            table.add_row("Waits", str(t.waits))
-        table.add_row("Hook calls", hooks_summary(t))
-        table.add_row("API requests", requests_summary(result.requests))
-        table.add_row("Errors", Text(str(t.errors), style="bold red" if t.errors else ""))
-        table.add_row("Wall time", f"{result.duration:.2f} s")
-        table.add_row(
-            "Converged",
-            Text("yes", style="green") if result.converged else Text("no", style="yellow"),
-        )
-        self.table(table)
-        rows = kind_rows(t)
-        if rows:
-            actions = Table(box=_ASCII_HEAD, show_edge=False, padding=(0, 1))
-            actions.add_column("Action", style="bold")
-            for state in ActionState:
-                actions.add_column(state.value.capitalize(), justify="right")
-            for kind, applied, pending, failed in rows:
-                actions.add_row(kind, str(applied), str(pending), str(failed))
-            self.table(actions)
+            rows.append([("Waits", None), (str(t.waits), None)])
+        rows += [
+            [("Hook calls", None), (hooks_summary(t), None)],
+            [("API requests", None), (requests_summary(result.requests), None)],
+            [("Errors", None), (str(t.errors), "bold red" if t.errors else "")],
+            [("Wall time", None), (f"{result.duration:.2f} s", None)],
+            [("Converged", None), ("yes", "green") if result.converged else ("no", "yellow")],
+        ]
+        self.table([("", "left", "bold"), ("", "left", "")], rows, header=False)
+        kinds = kind_rows(t)
+        if kinds:
+            columns = [("Action", "left", "bold")]
+            columns += [(state.value.capitalize(), "right", "") for state in ActionState]
+            self.table(
+                columns,
+                [
+                    [(kind, None), (str(applied), None), (str(pending), None), (str(failed), None)]
+                    for kind, applied, pending, failed in kinds
+                ],
+                header=True,
+            )
         if result.due_next_run:
             self.line(("Due at the next run", "bold"))
             for due in result.due_next_run:
@@ -299,3 +303,103 @@ class _Writer:
             self.line(("Errors", "bold red"))
             for error in result.errors:
                 self.line(("! ", "bold red"), error, indent=2)
+
+
+class _PlainWriter(_Writer):
+    """Plain text, without rich: its lines as they are, its tables as rich lays them out."""
+
+    def __init__(self, stream: io.TextIOBase, verbose: bool = False) -> None:
+        super().__init__(verbose)
+        self.stream = stream
+        self.pending: list[str] = []
+
+    def line(self, *parts: Part, indent: int = 0) -> None:
+        texts = (part if isinstance(part, str) else part[0] for part in parts)
+        self.pending.append(" " * indent + "".join(self._continued(t, indent) for t in texts))
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write("".join(text + "\n" for text in self.pending))
+            self.pending = []
+
+    def table(self, columns: list[Column], rows: list[list[Cell]], *, header: bool) -> None:
+        self.flush()
+        laid_out = plain_table(columns, rows, header=header)
+        if laid_out is None:  # rich wraps what does not fit, in its own way: rich writes it
+            _RichWriter(_console(self.stream, color=False), self.verbose).table(
+                columns, rows, header=header
+            )
+        else:
+            self.stream.write(laid_out)
+
+
+def plain_table(columns: list[Column], rows: list[list[Cell]], *, header: bool) -> str | None:
+    """The table as rich lays it out without colour, for the summary's box (no edge, a space
+    of padding either side of a cell, a space between columns, a rule of dashes under the
+    header); None for a table whose every cell is not printable ASCII or that is not narrower
+    than WIDTH (rich measures other characters' width, and wraps a table wider than it)."""
+    texts = [[text for text, _ in row] for row in rows]
+    if header:
+        texts.insert(0, [title for title, _, _ in columns])
+    if not all(text.isascii() and text.isprintable() for row in texts for text in row):
+        return None
+    widths = [max((len(row[i]) for row in texts), default=0) for i in range(len(columns))]
+    if sum(width + 2 for width in widths) + len(widths) - 1 >= WIDTH:
+        return None
+    lines = [
+        " ".join(
+            f" {text.rjust(width) if justify == 'right' else text.ljust(width)} "
+            for text, width, (_, justify, _) in zip(row, widths, columns, strict=True)
+        )
+        for row in texts
+    ]
+    if header:
+        lines.insert(1, "-".join("-" * (width + 2) for width in widths))
+    return "".join(line + "\n" for line in lines)
+
+
+class _RichWriter(_Writer):
+    """Styled text through rich: collects lines; `flush` prints runs of lines as one Text,
+    which rich renders much faster than line by line."""
+
+    def __init__(self, console: Console, verbose: bool = False) -> None:
+        from rich.text import Text
+
+        super().__init__(verbose)
+        self.console = console
+        self.pending: list[Text] = []
+        self.text = Text
+
+    def line(self, *parts: Part, indent: int = 0) -> None:
+        text = self.text(" " * indent)
+        for part in parts:
+            if isinstance(part, tuple):
+                text.append(self._continued(part[0], indent), style=part[1])
+            else:
+                text.append(self._continued(part, indent))
+        self.pending.append(text)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        if self.console.color_system is None:  # plain: no need for rich's rendering
+            self.console.file.write("".join(t.plain + "\n" for t in self.pending))
+        else:
+            self.console.print(self.text("\n").join(self.pending))
+        self.pending = []
+
+    def table(self, columns: list[Column], rows: list[list[Cell]], *, header: bool) -> None:
+        from rich import box
+        from rich.table import Table
+
+        self.flush()
+        # The SIMPLE_HEAD box (a rule under the header row only) in ASCII.
+        ascii_head = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
+        table = Table(box=ascii_head, show_header=header, show_edge=False, padding=(0, 1))
+        for title, justify, style in columns:
+            table.add_column(title, style=style, justify=cast(Any, justify))
+        for row in rows:
+            table.add_row(
+                *(text if style is None else self.text(text, style=style) for text, style in row)
+            )
+        self.console.print(table)

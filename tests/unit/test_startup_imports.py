@@ -1,6 +1,7 @@
 """What a run imports before it does anything: only what it uses (start-up is most of a short
 run's CPU). A `--local` run of command hooks loads no pydantic (typer's option adapters), no
-HTTP client, no report format it does not write and no controller kind it does not run; a live
+HTTP client, no rich off a terminal, no report format it does not write and no controller kind
+it does not run; a live
 run loads the kubernetes client's configuration and REST parts, not the rest of the client."""
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def test_a_local_run_of_command_hooks_loads_only_what_it_uses() -> None:
         "urllib3",  # the webhook transport
         "ssl",
         "reconcile.hooks.webhook",
-        "rich.progress",  # a progress bar is drawn on a terminal only
+        "rich",  # a progress bar and a coloured report only: on a terminal
         "reconcile.gitsource",
         "reconcile.report.json_report",
         "reconcile.report.markdown",
