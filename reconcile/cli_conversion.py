@@ -1,4 +1,4 @@
-"""Option values converted without a pydantic adapter each: the commands' start-up cost.
+"""Option values converted without a pydantic adapter per option (the commands' start-up).
 
 typer 0.29 converts every option's value through a pydantic `TypeAdapter` it builds the first
 time the option is parsed: importing pydantic and building the run's forty-odd adapters cost
@@ -7,8 +7,8 @@ about 0.15 s of CPU at every start, more than the rest of parsing. Our options a
 returns the text itself, the flag, the member chosen or the parser's result: those values are
 converted here directly. Any other value (a word that is no flag, a parser's ValueError, a name
 that is no member) goes on to typer's own adapter, so what is refused, and how the error reads,
-stay typer's. Cli_support's `Command` installs this before parsing; with a typer that has no
-such adapters (before 0.29) nothing is installed.
+stay typer's. `cli_support.Command` installs the conversions before it parses; with a typer
+that builds no such adapters (before 0.29) nothing is installed.
 """
 
 from __future__ import annotations
