@@ -63,3 +63,15 @@ def says_refused(text: str) -> bool:
     """Whether a run's output says the API server refused it (403, Forbidden, either case); the
     milliseconds of a log line's timestamp (`...36.403Z`) do not count."""
     return "forbidden" in text.lower() or re.search(r"(?<![\d.])403(?!\d)", text) is not None
+
+
+def unreachable_kubeconfig(directory: Path) -> Path:
+    """A kubeconfig with a token user whose server nothing listens on (port 1)."""
+    kubeconfig = directory / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    return kubeconfig

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reconcile.cli_help import format_duration
+from tests.support.cli import unreachable_kubeconfig
 
 COMMANDS = {"run": [], "diff": ["diff"], "status": ["status"]}
 
@@ -90,13 +91,7 @@ def test_help_and_version_load_none_of_the_run() -> None:
 
 def test_a_run_against_a_cluster_loads_no_in_process_cluster(tmp_path: Path) -> None:
     """The in-process API server (a third of the package) is imported for --local only."""
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-    )
+    kubeconfig = unreachable_kubeconfig(tmp_path)
     probe = (
         "import sys, runpy\n"
         "sys.argv = ['reconcile', '--kubeconfig', sys.argv[1], '--max-duration', '0.2']\n"

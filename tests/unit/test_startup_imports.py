@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.cli import unreachable_kubeconfig
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Runs the command line given after the probe's own arguments, then prints the modules of
@@ -84,13 +86,7 @@ def test_a_local_run_of_command_hooks_loads_only_what_it_uses() -> None:
 def test_a_live_run_loads_the_client_parts_it_uses_and_no_in_process_cluster(
     tmp_path: Path,
 ) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-    )
+    kubeconfig = unreachable_kubeconfig(tmp_path)
     unused = [
         "kubernetes.dynamic",
         "kubernetes.stream",
@@ -113,13 +109,7 @@ def test_a_live_run_loads_the_client_parts_it_uses_and_no_in_process_cluster(
 def test_the_kubernetes_package_is_whole_for_whoever_imports_it_after_a_connection(
     tmp_path: Path,
 ) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-    )
+    kubeconfig = unreachable_kubeconfig(tmp_path)
     probe = (
         "import sys\n"
         "from reconcile.cluster.kubeconfig import load_connection\n"
