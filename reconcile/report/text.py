@@ -380,13 +380,10 @@ class _RichWriter(_Writer):
         self.pending.append(text)
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        if self.console.color_system is None:  # plain: no need for rich's rendering
-            self.console.file.write("".join(t.plain + "\n" for t in self.pending))
-        else:
+        # lines come here with colour only: plain lines are _PlainWriter's
+        if self.pending:
             self.console.print(self.text("\n").join(self.pending))
-        self.pending = []
+            self.pending = []
 
     def table(self, columns: list[Column], rows: list[list[Cell]], *, header: bool) -> None:
         from rich import box
