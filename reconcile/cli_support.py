@@ -291,7 +291,7 @@ def check_combinations(
             raise typer.BadParameter(
                 "--kubernetes-version needs --local", param_hint="--kubernetes-version"
             )
-        from reconcile.cluster.memory.releases import UnsupportedVersion, release
+        from reconcile.cluster.memory import UnsupportedVersion, release
 
         try:
             release(kubernetes_version)

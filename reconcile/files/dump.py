@@ -7,10 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from reconcile.cluster.memory import builtin
-from reconcile.cluster.memory.cluster import MemoryCluster
-from reconcile.cluster.memory.util import clone
+from reconcile.cluster.memory import BUILTIN_NAMESPACES, CRDS, NAMESPACES, MemoryCluster
 from reconcile.cluster.types import Obj
+from reconcile.objects.jsondata import normalized_copy
 from reconcile.objects.meta import (
     DELETION_METADATA,
     SERVER_OWNED_METADATA,
@@ -64,14 +63,14 @@ def to_yaml(obj: Obj) -> str:
 def dump_form(group_resource: str, obj: Obj) -> Obj:
     """An object as a dump stores it: no server-owned metadata and no owner uids (a load sets
     them again), no CRD status (the server computes it)."""
-    out: Obj = clone(obj)
+    out: Obj = normalized_copy(obj)
     meta = out.get("metadata")
     if isinstance(meta, dict):
         for key in SERVER_METADATA:
             meta.pop(key, None)
         for ref in owner_references(out):
             ref.pop("uid", None)
-    if group_resource == builtin.CRDS:
+    if group_resource == CRDS:
         out.pop("status", None)
     return out
 
@@ -101,8 +100,8 @@ def dump_entries(
         if group_resource in _NOT_STATE:
             continue
         if (
-            group_resource == builtin.NAMESPACES
-            and metadata(obj).get("name") in builtin.BUILTIN_NAMESPACES
+            group_resource == NAMESPACES
+            and metadata(obj).get("name") in BUILTIN_NAMESPACES
             and not include_builtin_namespaces
         ):
             continue

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from reconcile.cluster.errors import AlreadyExists, ApiError
-from reconcile.cluster.memory import builtin
-from reconcile.cluster.memory.util import clone
+from reconcile.cluster.memory import CRDS, NAMESPACES
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.files.inputs import ManifestSource, manifest_sources
 from reconcile.files.kustomize import KustomizeError
+from reconcile.objects.jsondata import normalized_copy
 from reconcile.objects.meta import (
     SERVER_OWNED_METADATA,
     identity,
@@ -72,7 +72,7 @@ def _read_documents(
         failures.append(((index, 0, 0), f"{label}: cannot be read: {e}"))
         return []
     failures += [((index, *position), text) for position, text in problems]
-    return [_Doc(d.label, (index, *d.position), clone(d.obj)) for d in documents]
+    return [_Doc(d.label, (index, *d.position), normalized_copy(d.obj)) for d in documents]
 
 
 def _kind_key(api_version: Any, kind: Any, namespace: str, name: Any) -> tuple[str, str, str, str]:
@@ -180,16 +180,16 @@ class _Loading:
             try:
                 created = self.cluster.create(info, obj)
             except AlreadyExists:
-                if info.group_resource == builtin.NAMESPACES:
+                if info.group_resource == NAMESPACES:
                     created = self._merge_namespace(info, obj)
-                elif info.group_resource == builtin.CRDS:
+                elif info.group_resource == CRDS:
                     created = self._replace(info, obj)  # like kubectl apply: the manifest wins
                 else:
                     raise
             restore_status = (
                 info.has_status
                 and status is not None
-                and info.group_resource not in (builtin.NAMESPACES, builtin.CRDS)
+                and info.group_resource not in (NAMESPACES, CRDS)
                 and created.get("status") != status
             )
             if restore_status:
@@ -203,7 +203,10 @@ class _Loading:
 
     def _replace(self, info: ResourceInfo, obj: Obj) -> Obj:
         current = self.cluster.get(info, str(metadata(obj).get("name")))
-        wanted = {**clone(obj), "metadata": {**clone(metadata(obj)), "resourceVersion": ""}}
+        wanted = {
+            **normalized_copy(obj),
+            "metadata": {**normalized_copy(metadata(obj)), "resourceVersion": ""},
+        }
         wanted["metadata"]["resourceVersion"] = metadata(current).get("resourceVersion")
         return self.cluster.update(info, wanted)
 
@@ -211,7 +214,7 @@ class _Loading:
         """A namespace that exists already (e.g. `default`) takes the manifest's labels and
         annotations."""
         current = self.cluster.get(info, str(metadata(obj).get("name")))
-        wanted = clone(current)
+        wanted = normalized_copy(current)
         for key in ("labels", "annotations"):
             if key in metadata(obj):
                 wanted["metadata"][key] = metadata(obj)[key]

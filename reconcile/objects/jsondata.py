@@ -1,5 +1,5 @@
-"""Copying JSON data (what API objects and hook answers are): several times faster than
-`copy.deepcopy`, which matters when every pass copies every child."""
+"""Copying and reading JSON data (what API objects and hook answers are): copies several times
+faster than `copy.deepcopy`, which matters when every pass copies every child."""
 
 from __future__ import annotations
 
@@ -33,3 +33,33 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict | list) or isinstance(b, dict | list):
         return False
     return bool(a == b)
+
+
+def normalized_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data, normalised the way a JSON round trip would: tuples become
+    lists and mapping keys become strings (YAML may key a mapping by a number, JSON cannot)."""
+    if isinstance(value, dict):
+        return {_json_key(k): normalized_copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [normalized_copy(v) for v in value]
+    return value
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is a mapping, else an empty dict (for optional sections like `status`)."""
+    return value if isinstance(value, dict) else {}
+
+
+def string_list(value: Any) -> list[str]:
+    """A list of strings from a field that should hold one (anything else counts as empty)."""
+    return [str(v) for v in value] if isinstance(value, list) else []

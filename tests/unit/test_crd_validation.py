@@ -14,10 +14,17 @@ from typing import Any
 import pytest
 
 from reconcile.cluster.errors import Invalid
-from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.memory.gofmt import go_json, go_quote, go_sharp
-from reconcile.cluster.memory.schemaformats import format_check, kept_format
-from reconcile.cluster.memory.structural import go_float, list_type_errors, schema_errors
+from reconcile.cluster.memory import (
+    MemoryCluster,
+    format_check,
+    go_float,
+    go_json,
+    go_quote,
+    go_sharp,
+    kept_format,
+    list_type_errors,
+    schema_errors,
+)
 from reconcile.cluster.types import Obj
 
 Schema = dict[str, Any]

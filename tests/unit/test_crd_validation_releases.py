@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 from reconcile.cluster.errors import Invalid
-from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.memory.embedded import embedded_resource_errors
-from reconcile.cluster.memory.listtypes import list_type_errors
-from reconcile.cluster.memory.structural import schema_errors
+from reconcile.cluster.memory import (
+    MemoryCluster,
+    embedded_resource_errors,
+    list_type_errors,
+    schema_errors,
+)
 from reconcile.cluster.types import Obj
 
 Schema = dict[str, Any]

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from reconcile.cluster.errors import BadRequest, Invalid, NotFound
-from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.memory.releases import UnsupportedVersion, release
+from reconcile.cluster.memory import MemoryCluster, UnsupportedVersion, release
 from reconcile.cluster.types import Obj
 from reconcile.objects.quantity import canonical_quantity
 from reconcile.releases import DEFAULT_VERSION, supported_versions

@@ -80,7 +80,6 @@ def test_resync_after_must_be_a_number_of_seconds(value: object) -> None:
 
 
 def test_server_set_metadata_has_one_home_and_the_others_are_subsets_of_it() -> None:
-    from reconcile.cluster.memory import writes
     from reconcile.files import dump
     from reconcile.objects.meta import DELETION_METADATA, SERVER_OWNED_METADATA, WRITE_BOOKKEEPING
     from reconcile.report import diff
@@ -88,5 +87,4 @@ def test_server_set_metadata_has_one_home_and_the_others_are_subsets_of_it() -> 
     assert set(WRITE_BOOKKEEPING) <= SERVER_OWNED_METADATA
     assert DELETION_METADATA <= SERVER_OWNED_METADATA
     assert set(diff.NOISE_METADATA) == set(WRITE_BOOKKEEPING)
-    assert set(writes.SERVER_FIELDS) == SERVER_OWNED_METADATA
     assert set(dump.SERVER_METADATA) == SERVER_OWNED_METADATA - DELETION_METADATA

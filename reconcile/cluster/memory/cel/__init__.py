@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel.walk import CEL_SINCE, Schema, has_rules
+from reconcile.cluster.memory.validation import fielderrors
 
 
 def rule_errors(
     schema: Schema, obj: dict[str, Any], old: dict[str, Any] | None, minor: int
-) -> list[v.FieldError]:
+) -> list[fielderrors.FieldError]:
     """What `obj` breaks of the rules in its CRD's `schema`, as release 1.`minor` says it."""
     if minor < CEL_SINCE or not has_rules(schema):
         return []
@@ -21,14 +21,14 @@ def rule_errors(
     return validator.rule_errors(schema, obj, old, minor)
 
 
-def not_checked(minor: int) -> v.FieldError:
+def not_checked(minor: int) -> fielderrors.FieldError:
     """What the server adds when errors the schema found keep it from running the rules."""
     from reconcile.cluster.memory.cel import validator
 
     return validator.not_checked(minor)
 
 
-def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[v.FieldError]:
+def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[fielderrors.FieldError]:
     """The errors of every rule in `schema` (an openAPIV3Schema at `path`) in release 1.`minor`."""
     if minor < CEL_SINCE or not has_rules(schema):
         return []

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcile.budget import checkpoint
-from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel.cost import (
     MAX_UINT64,
     STATIC_CRD_LIMIT,
@@ -43,7 +42,8 @@ from reconcile.cluster.memory.cel.walk import (
     properties,
     rules_of,
 )
-from reconcile.cluster.memory.gofmt import go_json
+from reconcile.cluster.memory.golang.printing import go_json
+from reconcile.cluster.memory.validation import fielderrors
 
 _REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
 _JSON_SINCE = 34  # apimachinery prints a struct value as JSON, before with Go's %#v
@@ -64,11 +64,11 @@ class _Costs:
             self.dearest.sort(key=lambda entry: -entry[0])  # stable, as Go's sort.Slice is not
             del self.dearest[4:]
 
-    def errors(self, path: str) -> list[v.FieldError]:
+    def errors(self, path: str) -> list[fielderrors.FieldError]:
         if self.total <= STATIC_CRD_LIMIT:
             return []
         found = [
-            v.forbidden(
+            fielderrors.forbidden(
                 where,
                 "contributed to estimated rule cost total exceeding cost limit for entire "
                 "OpenAPIv3 schema",
@@ -76,7 +76,9 @@ class _Costs:
             for _, where in self.dearest
         ]
         what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
-        found.append(v.forbidden(path, exceeds_message(what, self.total, STATIC_CRD_LIMIT)))
+        found.append(
+            fielderrors.forbidden(path, exceeds_message(what, self.total, STATIC_CRD_LIMIT))
+        )
         return found
 
 
@@ -92,7 +94,7 @@ class _Node:
     cardinality: int | None
 
 
-def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[v.FieldError]:
+def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[fielderrors.FieldError]:
     """The errors of every rule in `schema` (an openAPIV3Schema at `path`)."""
     if minor < CEL_SINCE:
         return []  # `x-kubernetes-validations` is not a field the release knows
@@ -101,7 +103,7 @@ def rule_definition_errors(schema: Schema, path: str, minor: int) -> list[v.Fiel
     return errors + costs.errors(path)
 
 
-def _node(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.FieldError]:
+def _node(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[fielderrors.FieldError]:
     errors = _rules(schema, at, minor, costs)
     below = child_cardinality(schema, at.cardinality)
     for name, sub in properties(schema).items():
@@ -125,28 +127,32 @@ def _embedded(schema: Schema) -> bool:
     return schema.get("x-kubernetes-embedded-resource") is True
 
 
-def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.FieldError]:
+def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[fielderrors.FieldError]:
     path, resource_root, uncorrelatable = at.path, at.resource_root, at.uncorrelatable
     declared = decl_type(schema, resource_root) if rules_of(schema) else None
-    errors: list[v.FieldError] = []
+    errors: list[fielderrors.FieldError] = []
     for i, rule in enumerate(rules_of(schema)):
         checkpoint("checking a CRD's validation rules")  # a CRD may hold thousands
         where = f"{path}.x-kubernetes-validations[{i}]"
         source = str(rule.get("rule") or "")
         message = str(rule.get("message") or "")
         if not source.strip():
-            errors.append(v.required(f"{where}.rule", "rule is not specified"))
+            errors.append(fielderrors.required(f"{where}.rule", "rule is not specified"))
         elif message and not message.strip():
             errors.append(
-                v.invalid_value(f"{where}.message", message, "must be non-empty if specified")
+                fielderrors.invalid_value(
+                    f"{where}.message", message, "must be non-empty if specified"
+                )
             )
         elif "\n" in message.strip():
             errors.append(
-                v.invalid_value(f"{where}.message", message, "must not contain line breaks")
+                fielderrors.invalid_value(
+                    f"{where}.message", message, "must not contain line breaks"
+                )
             )
         elif "\n" in source.strip() and not message.strip():
             errors.append(
-                v.required(
+                fielderrors.required(
                     f"{where}.message", "message must be specified if rule contains line breaks"
                 )
             )
@@ -159,7 +165,9 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
             source, schema, minor, resource_root=resource_root, optional_old_self=optional
         )
         if compiled.error is not None:
-            errors.append(v.invalid_value(f"{where}.rule", _go_rule(rule, minor), compiled.error))
+            errors.append(
+                fielderrors.invalid_value(f"{where}.rule", _go_rule(rule, minor), compiled.error)
+            )
             if minor >= OPTIONAL_OLD_SELF_SINCE and isinstance(rule.get("optionalOldSelf"), bool):
                 # the server's next check sees no oldSelf in a rule that did not compile
                 errors.append(_optional_without_old_self(rule, where))
@@ -173,7 +181,7 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
             )
             if message_compiled.error is not None:
                 errors.append(
-                    v.invalid_value(
+                    fielderrors.invalid_value(
                         f"{where}.messageExpression", _go_rule(rule, minor),
                         "messageExpression " + message_compiled.error,
                     )
@@ -183,11 +191,11 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
                 if message_cost > STATIC_RULE_LIMIT:
                     what = "estimated messageExpression cost"
                     detail = exceeds_message(what, message_cost, STATIC_RULE_LIMIT)
-                    errors.append(v.forbidden(f"{where}.messageExpression", detail))
+                    errors.append(fielderrors.forbidden(f"{where}.messageExpression", detail))
                 costs.observe(f"{where}.messageExpression", message_cost)
         if compiled.uses_old_self and uncorrelatable is not None:
             errors.append(
-                v.invalid_value(
+                fielderrors.invalid_value(
                     f"{where}.rule", source,
                     f"oldSelf cannot be used on the uncorrelatable portion of the schema within "
                     f"{uncorrelatable}",
@@ -202,8 +210,8 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[v.Field
     return errors
 
 
-def _optional_without_old_self(rule: dict[str, Any], where: str) -> v.FieldError:
-    return v.invalid_value(
+def _optional_without_old_self(rule: dict[str, Any], where: str) -> fielderrors.FieldError:
+    return fielderrors.invalid_value(
         f"{where}.optionalOldSelf",
         rule["optionalOldSelf"],
         "may not be set if oldSelf is not used in rule",
@@ -212,7 +220,7 @@ def _optional_without_old_self(rule: dict[str, Any], where: str) -> v.FieldError
 
 def _rule_cost_errors(
     tree: Any, declared: Decl, optional: bool, at: _Node, where: str, costs: _Costs
-) -> list[v.FieldError]:
+) -> list[fielderrors.FieldError]:
     """A rule's estimated cost times the times its node can occur: over the limit, refused."""
     cardinality = at.cardinality
     if cardinality is None:
@@ -222,30 +230,38 @@ def _rule_cost_errors(
     if expression_cost <= STATIC_RULE_LIMIT:
         return []
     detail = exceeds_message("estimated rule cost", expression_cost, STATIC_RULE_LIMIT)
-    return [v.forbidden(f"{where}.rule", detail)]
+    return [fielderrors.forbidden(f"{where}.rule", detail)]
 
 
-def _reason_and_path_errors(rule: dict[str, Any], schema: Schema, where: str) -> list[v.FieldError]:
-    errors: list[v.FieldError] = []
+def _reason_and_path_errors(
+    rule: dict[str, Any], schema: Schema, where: str
+) -> list[fielderrors.FieldError]:
+    errors: list[fielderrors.FieldError] = []
     reason = rule.get("reason")
     if reason is not None and reason not in _REASONS:
-        errors.append(v.unsupported(f"{where}.reason", reason, _REASONS))
+        errors.append(fielderrors.unsupported(f"{where}.reason", reason, _REASONS))
     field_path = rule.get("fieldPath")
     if isinstance(field_path, str) and field_path:
         if not field_path.strip():
             errors.append(
-                v.invalid_value(f"{where}.fieldPath", field_path, "must be non-empty if specified")
+                fielderrors.invalid_value(
+                    f"{where}.fieldPath", field_path, "must be non-empty if specified"
+                )
             )
         if "\n" in field_path:
             errors.append(
-                v.invalid_value(f"{where}.fieldPath", field_path, "must not contain line breaks")
+                fielderrors.invalid_value(
+                    f"{where}.fieldPath", field_path, "must not contain line breaks"
+                )
             )
         elif normalized_field_path(field_path, schema) is None:
-            errors.append(v.invalid_value(f"{where}.fieldPath", field_path, "must be a valid path"))
+            errors.append(
+                fielderrors.invalid_value(f"{where}.fieldPath", field_path, "must be a valid path")
+            )
     return errors
 
 
-def _go_rule(rule: dict[str, Any], minor: int) -> v.GoLiteral:
+def _go_rule(rule: dict[str, Any], minor: int) -> fielderrors.GoLiteral:
     """How the server prints the `ValidationRule` it refuses."""
     fields = [
         ("Rule", "rule", str(rule.get("rule") or "")),
@@ -266,7 +282,7 @@ def _go_rule(rule: dict[str, Any], minor: int) -> v.GoLiteral:
             ("FieldPath", str(rule.get("fieldPath") or "")),
             ("OptionalOldSelf", optional if isinstance(optional, bool) else None),
         ]
-        return v.GoLiteral(
+        return fielderrors.GoLiteral(
             "{" + ",".join(f'"{name}":{go_json(value)}' for name, value in shown) + "}"
         )
     parts = [f"{name}:{json.dumps(value)}" for name, _, value in fields]
@@ -278,4 +294,4 @@ def _go_rule(rule: dict[str, Any], minor: int) -> v.GoLiteral:
     if minor >= 29:
         parts.append("OptionalOldSelf:(*bool)(nil)" if rule.get("optionalOldSelf") is None
                      else "OptionalOldSelf:(*bool)(0x0)")  # fmt: skip
-    return v.GoLiteral("apiextensions.ValidationRule{" + ", ".join(parts) + "}")
+    return fielderrors.GoLiteral("apiextensions.ValidationRule{" + ", ".join(parts) + "}")

@@ -13,7 +13,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from celpy import celtypes
 
-from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel.errors import CelError, cel_function
 from reconcile.cluster.memory.cel.library import (
     INT64_MAX,
@@ -23,6 +22,7 @@ from reconcile.cluster.memory.cel.library import (
     Optional,
 )
 from reconcile.cluster.memory.cel.values import parse_timestamp
+from reconcile.cluster.memory.validation import name_rules, objectmeta
 
 # --- url ----------------------------------------------------------------------------------------
 
@@ -374,7 +374,7 @@ def _prefixed(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
 
 
 def _label_value(text: str) -> list[str]:
-    errors = v.metadata_errors({"labels": {"k": text}})
+    errors = objectmeta.metadata_errors({"labels": {"k": text}})
     return [e.detail for e in errors]
 
 
@@ -406,13 +406,13 @@ def _byte(text: str) -> list[str]:
 
 
 _FORMATS: dict[str, Callable[[str], list[str]]] = {
-    "dns1123Label": v.dns1123_label_errors,
-    "dns1123Subdomain": v.dns1123_subdomain_errors,
-    "dns1035Label": v.dns1035_label_errors,
-    "qualifiedName": v.qualified_name_errors,
-    "dns1123LabelPrefix": _prefixed(v.dns1123_label_errors),
-    "dns1123SubdomainPrefix": _prefixed(v.dns1123_subdomain_errors),
-    "dns1035LabelPrefix": _prefixed(v.dns1035_label_errors),
+    "dns1123Label": name_rules.dns1123_label_errors,
+    "dns1123Subdomain": name_rules.dns1123_subdomain_errors,
+    "dns1035Label": name_rules.dns1035_label_errors,
+    "qualifiedName": name_rules.qualified_name_errors,
+    "dns1123LabelPrefix": _prefixed(name_rules.dns1123_label_errors),
+    "dns1123SubdomainPrefix": _prefixed(name_rules.dns1123_subdomain_errors),
+    "dns1035LabelPrefix": _prefixed(name_rules.dns1035_label_errors),
     "labelValue": _label_value,
     "uri": _uri,
     "uuid": _uuid,

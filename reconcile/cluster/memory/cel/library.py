@@ -19,7 +19,7 @@ import re2  # type: ignore[import-untyped]
 from celpy import celtypes
 
 from reconcile.cluster.memory.cel.errors import CelError, cel_function
-from reconcile.cluster.memory.patterns import go_error
+from reconcile.cluster.memory.golang.regexp import go_error
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

@@ -13,15 +13,14 @@ from typing import Any
 
 from celpy import celtypes
 
-from reconcile.cluster.memory import validation as v
 from reconcile.cluster.memory.cel import library
 from reconcile.cluster.memory.cel.cost import LIMIT_EXCEEDED, PER_CALL_LIMIT, RUNTIME_BUDGET
 from reconcile.cluster.memory.cel.metered import Meter, evaluate
 from reconcile.cluster.memory.cel.program import Compiled, compile_rule
 from reconcile.cluster.memory.cel.values import Schema, additional, items, properties, to_cel
 from reconcile.cluster.memory.cel.walk import CEL_SINCE, has_rules, rules_of
-from reconcile.cluster.memory.gofmt import go_quote
-from reconcile.cluster.memory.structural import GoFloat
+from reconcile.cluster.memory.golang.printing import GoFloat, go_quote
+from reconcile.cluster.memory.validation import fielderrors
 
 MESSAGE_EXPRESSION_SINCE = 27
 REASON_AND_FIELD_PATH_SINCE = 28
@@ -73,7 +72,7 @@ class Validator:
         *,
         resource_root: bool,
         ratcheted: bool,
-    ) -> list[v.FieldError]:
+    ) -> list[fielderrors.FieldError]:
         if value is None:
             return []
         errors = self.rules(schema, value, old, path, resource_root, ratcheted)
@@ -96,8 +95,8 @@ class Validator:
     def fields(
         self, schema: Schema, value: dict[str, Any], old: dict[str, Any] | None,
         path: str | None, ratcheted: bool,
-    ) -> list[v.FieldError]:  # fmt: skip
-        errors: list[v.FieldError] = []
+    ) -> list[fielderrors.FieldError]:  # fmt: skip
+        errors: list[fielderrors.FieldError] = []
         declared = properties(schema)
         extra = additional(schema)
         for name, item in value.items():
@@ -120,13 +119,13 @@ class Validator:
     def elements(
         self, schema: Schema, value: list[Any], old: list[Any] | None, path: str | None,
         ratcheted: bool,
-    ) -> list[v.FieldError]:  # fmt: skip
+    ) -> list[fielderrors.FieldError]:  # fmt: skip
         item_schema = items(schema)
         if item_schema is None or not has_rules(item_schema):
             return []
         keys = schema.get("x-kubernetes-list-map-keys")
         by_key = schema.get("x-kubernetes-list-type") == "map" and isinstance(keys, list)
-        errors: list[v.FieldError] = []
+        errors: list[fielderrors.FieldError] = []
         for i, item in enumerate(value):
             if self.stopped:
                 break
@@ -145,15 +144,15 @@ class Validator:
     def rules(
         self, schema: Schema, value: Any, old: Any, path: str | None, resource_root: bool,
         ratcheted: bool,
-    ) -> list[v.FieldError]:  # fmt: skip
+    ) -> list[fielderrors.FieldError]:  # fmt: skip
         rules = rules_of(schema)
         if not rules:
             return []
         type_name = str(schema.get("type") or "")
-        errors: list[v.FieldError] = []
+        errors: list[fielderrors.FieldError] = []
         if self.remaining <= 0:
             self.stopped = True
-            return [v.invalid_value(shown(path), type_name, OUT_OF_BUDGET)]
+            return [fielderrors.invalid_value(shown(path), type_name, OUT_OF_BUDGET)]
         self_value = None
         old_value = None
         for rule in rules:
@@ -169,13 +168,15 @@ class Validator:
             )  # fmt: skip
             if compiled.error is not None:
                 errors.append(
-                    v.invalid_value(shown(path), type_name, f"rule compile error: {compiled.error}")
+                    fielderrors.invalid_value(
+                        shown(path), type_name, f"rule compile error: {compiled.error}"
+                    )
                 )
                 continue
             if compiled.unmodelled:
                 names = ", ".join(sorted(set(compiled.unmodelled)))
                 errors.append(
-                    v.invalid_value(
+                    fielderrors.invalid_value(
                         shown(path), type_name,
                         f"rule not evaluated: {names} not modelled by --local: {source.strip()}",
                     )
@@ -196,7 +197,7 @@ class Validator:
             result, failure = evaluate(compiled, variables, meter)
             if meter.cost > self.remaining:
                 self.stopped = True
-                errors.append(v.invalid_value(shown(path), type_name, OUT_OF_BUDGET))
+                errors.append(fielderrors.invalid_value(shown(path), type_name, OUT_OF_BUDGET))
                 return errors
             self.remaining -= meter.cost
             if failure == LIMIT_EXCEEDED:
@@ -208,7 +209,7 @@ class Validator:
                 continue
             if not isinstance(result, celtypes.BoolType):
                 errors.append(
-                    v.invalid_value(
+                    fielderrors.invalid_value(
                         shown(path), type_name,
                         "rule compile error: cel expression must evaluate to a bool",
                     )
@@ -225,7 +226,7 @@ class Validator:
 
     def runtime_error(
         self, path: str | None, type_name: str, rule: dict[str, Any], failure: str
-    ) -> v.FieldError:
+    ) -> fielderrors.FieldError:
         if failure == LIMIT_EXCEEDED:
             detail = (
                 f"'{failure}': no further validation rules will be run due to call cost exceeds "
@@ -238,7 +239,7 @@ class Validator:
             )
         else:
             detail = f"{failure} evaluating rule: {self.rule_text(rule)}"
-        return v.invalid_value(shown(path), type_name, detail)
+        return fielderrors.invalid_value(shown(path), type_name, detail)
 
     def rule_text(self, rule: dict[str, Any]) -> str:
         """`ruleErrorString`: the message if there is one, else the rule."""
@@ -254,7 +255,7 @@ class Validator:
     def failure(
         self, schema: Schema, value: Any, path: str | None, rule: dict[str, Any],
         variables: dict[str, Any], resource_root: bool,
-    ) -> v.FieldError:  # fmt: skip
+    ) -> fielderrors.FieldError:  # fmt: skip
         where = path
         reason = None
         if self.minor >= REASON_AND_FIELD_PATH_SINCE:
@@ -265,7 +266,7 @@ class Validator:
         type_name = str(schema.get("type") or "")
         detail = self.message_of(schema, rule, variables, resource_root)
         if self.stopped:  # the message's evaluation ran out of budget: that is the error
-            return v.invalid_value(shown(where), type_name, detail or "")
+            return fielderrors.invalid_value(shown(where), type_name, detail or "")
         if detail is None:
             detail = self.default_message(rule)
         shown_value: Any = type_name
@@ -277,10 +278,10 @@ class Validator:
                 shown_value = GoFloat(value) if isinstance(value, float) else value
         kind = _REASONS.get(str(reason), "Invalid value") if reason else "Invalid value"
         if kind in ("Forbidden", "Required value"):
-            return v.FieldError(shown(where), kind, detail)
+            return fielderrors.FieldError(shown(where), kind, detail)
         if kind == "Duplicate value":
-            return v.FieldError(shown(where), kind, "", shown_value, has_value=has_value)
-        return v.FieldError(shown(where), kind, detail, shown_value, has_value=has_value)
+            return fielderrors.FieldError(shown(where), kind, "", shown_value, has_value=has_value)
+        return fielderrors.FieldError(shown(where), kind, detail, shown_value, has_value=has_value)
 
     def message_of(
         self, schema: Schema, rule: dict[str, Any], variables: dict[str, Any],
@@ -373,7 +374,7 @@ def _unescape(text: str) -> str:
 
 def rule_errors(
     schema: Schema, obj: dict[str, Any], old: dict[str, Any] | None, minor: int
-) -> list[v.FieldError]:
+) -> list[fielderrors.FieldError]:
     """What `obj` breaks of the rules in its CRD's `schema`, as release 1.`minor` says it."""
     if minor < CEL_SINCE or not has_rules(schema):
         return []
@@ -384,10 +385,10 @@ def rule_errors(
     )  # fmt: skip
 
 
-def not_checked(minor: int) -> v.FieldError:
+def not_checked(minor: int) -> fielderrors.FieldError:
     """What the server adds when errors the schema found keep it from running the rules."""
-    value: Any = v.GoLiteral("null") if minor >= NULL_PRINTED_BARE_SINCE else "null"
-    return v.invalid_value(
+    value: Any = fielderrors.GoLiteral("null") if minor >= NULL_PRINTED_BARE_SINCE else "null"
+    return fielderrors.invalid_value(
         "<nil>",
         value,
         "some validation rules were not checked because the object was invalid; correct the "

@@ -1,0 +1,2 @@
+"""apimachinery's validation: field errors and how each release words them (`fielderrors`), name
+rules (`names`), and an object's metadata (`objectmeta`)."""
