@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from reconcile.cluster.memory import cel
-from reconcile.cluster.memory.openapi import validator
+from reconcile.cluster.memory.openapi import listtypes, validator
 from reconcile.cluster.memory.validation import fielderrors
 from reconcile.objects.jsondata import normalized_copy
 
@@ -46,7 +46,7 @@ def apply_schema(
         _prune(obj, schema, keep_object_meta=True)
         _default(obj, schema, root=True)
     errors = validator.schema_errors(schema, obj, minor)
-    errors += validator.list_type_errors(schema, obj, minor=minor)
+    errors += listtypes.list_type_errors(schema, obj, minor=minor)
     if minor < cel.CEL_SINCE or not cel.has_rules(schema):
         return errors
     if any(_blocks_rules(e, minor) for e in errors):
