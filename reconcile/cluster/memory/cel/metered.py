@@ -23,7 +23,7 @@ from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 
 from reconcile.budget import checkpoint
-from reconcile.cluster.memory.cel import kubetypes, library
+from reconcile.cluster.memory.cel import kubetypes, library, runtime
 from reconcile.cluster.memory.cel.cost import LIMIT_EXCEEDED, LIST_CREATE, MAP_CREATE, call_cost
 from reconcile.cluster.memory.cel.errors import cel_go_message
 
@@ -63,9 +63,9 @@ class Meter:
         self._steps = 0
 
     def produce(self, size: int) -> None:
-        """What the evaluation built, in characters and elements: bounded (library)."""
+        """What the evaluation built, in characters and elements: bounded (runtime)."""
         self.produced += size
-        library.check_produced(self.produced)
+        runtime.check_produced(self.produced)
 
     def charge(self, amount: int) -> None:
         self.cost += amount
@@ -90,7 +90,7 @@ def _metered(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         meter = _meter()
         qualified, plain = name, list(args)
-        if args and isinstance(args[0], library.Namespace):
+        if args and isinstance(args[0], runtime.Namespace):
             qualified, plain = f"{args[0].name}.{name}", plain[1:]
         if meter is not None and qualified in _CHARGED_FIRST:
             # its cost (the product of two lists' sizes) is known from its arguments: charged
@@ -239,7 +239,7 @@ class Metered(Evaluator):
         except KeyError as error:
             message = f"undeclared reference to '{token}' (in activation '{self.activation}')"
             return _error(message, error, tree)
-        if not isinstance(value, library.Namespace | type):  # a name, not a value: free
+        if not isinstance(value, runtime.Namespace | type):  # a name, not a value: free
             self.meter.charge(1)
         return value
 
@@ -292,7 +292,7 @@ class Metered(Evaluator):
             receiver = self.visit(tree.children[0])
             if isinstance(receiver, CELEvalError):
                 return receiver
-            if not isinstance(receiver, library.Namespace):
+            if not isinstance(receiver, runtime.Namespace):
                 return self._macro(name, receiver, arguments[0], arguments[1], tree)
         return super().member_dot_arg(tree)
 
@@ -417,7 +417,7 @@ def evaluate(compiled: Any, variables: dict[str, Any], meter: Meter) -> tuple[An
     (`program.Compiled`), charging `meter` what cel-go's cost tracker would: past its limit,
     the error is cel-go's "operation cancelled: actual cost limit exceeded". BudgetExhausted
     when the run's time ends or a signal stops it."""
-    bound: dict[str, Any] = {ns: library.Namespace(ns) for ns in library.NAMESPACES}
+    bound: dict[str, Any] = {ns: runtime.Namespace(ns) for ns in library.NAMESPACES}
     bound.update(variables)
     activation = Activation(
         package=_ENVIRONMENT.package, annotations=_ENVIRONMENT.annotations, functions=_FUNCTIONS
@@ -426,7 +426,7 @@ def evaluate(compiled: Any, variables: dict[str, Any], meter: Meter) -> tuple[An
         result = Metered(compiled.tree, activation, meter).evaluate(bound)
     except CELEvalError as error:
         return None, cel_go_message(error)
-    except (CostLimitExceeded, library.ProducedTooMuch) as error:
+    except (CostLimitExceeded, runtime.ProducedTooMuch) as error:
         return None, str(error)
     except RecursionError:
         return None, "max recursion depth exceeded"

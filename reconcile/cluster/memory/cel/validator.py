@@ -13,7 +13,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from reconcile.cluster.memory.cel import library
+from reconcile.cluster.memory.cel import runtime
 from reconcile.cluster.memory.cel.cost import LIMIT_EXCEEDED, PER_CALL_LIMIT, RUNTIME_BUDGET
 from reconcile.cluster.memory.cel.metered import Meter, evaluate
 from reconcile.cluster.memory.cel.program import Compiled, compile_rule
@@ -190,7 +190,7 @@ class Validator:
             old_self: Any = old_value
             if optional_old_self:
                 old_self = (
-                    library.Optional(old_value, present=True) if old is not None else library.NONE
+                    runtime.Optional(old_value, present=True) if old is not None else runtime.NONE
                 )
             variables = {"self": self_value, "oldSelf": old_self}
             meter = Meter(PER_CALL_LIMIT, WHAT)
@@ -296,7 +296,7 @@ class Validator:
             return None
         compiled = compile_rule(
             expression, schema, self.minor, resource_root=resource_root,
-            optional_old_self=isinstance(variables.get("oldSelf"), library.Optional),
+            optional_old_self=isinstance(variables.get("oldSelf"), runtime.Optional),
         )  # fmt: skip
         if compiled.error is not None or compiled.unmodelled:
             return None
