@@ -135,27 +135,7 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[fielder
         checkpoint("checking a CRD's validation rules")  # a CRD may hold thousands
         where = f"{path}.x-kubernetes-validations[{i}]"
         source = str(rule.get("rule") or "")
-        message = str(rule.get("message") or "")
-        if not source.strip():
-            errors.append(fielderrors.required(f"{where}.rule", "rule is not specified"))
-        elif message and not message.strip():
-            errors.append(
-                fielderrors.invalid_value(
-                    f"{where}.message", message, "must be non-empty if specified"
-                )
-            )
-        elif "\n" in message.strip():
-            errors.append(
-                fielderrors.invalid_value(
-                    f"{where}.message", message, "must not contain line breaks"
-                )
-            )
-        elif "\n" in source.strip() and not message.strip():
-            errors.append(
-                fielderrors.required(
-                    f"{where}.message", "message must be specified if rule contains line breaks"
-                )
-            )
+        errors += _text_errors(source, str(rule.get("message") or ""), where)
         if minor >= REASON_AND_FIELD_PATH_SINCE:
             errors += _reason_and_path_errors(rule, schema, where)
         if errors or not source.strip():
@@ -208,6 +188,27 @@ def _rules(schema: Schema, at: _Node, minor: int, costs: _Costs) -> list[fielder
         ):
             errors.append(_optional_without_old_self(rule, where))
     return errors
+
+
+def _text_errors(source: str, message: str, where: str) -> list[fielderrors.FieldError]:
+    """The rule present, and a message where one must be: the first problem of the two."""
+    if not source.strip():
+        return [fielderrors.required(f"{where}.rule", "rule is not specified")]
+    if message and not message.strip():
+        return [
+            fielderrors.invalid_value(f"{where}.message", message, "must be non-empty if specified")
+        ]
+    if "\n" in message.strip():
+        return [
+            fielderrors.invalid_value(f"{where}.message", message, "must not contain line breaks")
+        ]
+    if "\n" in source.strip() and not message.strip():
+        return [
+            fielderrors.required(
+                f"{where}.message", "message must be specified if rule contains line breaks"
+            )
+        ]
+    return []
 
 
 def _optional_without_old_self(rule: dict[str, Any], where: str) -> fielderrors.FieldError:

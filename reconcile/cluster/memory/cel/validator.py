@@ -166,21 +166,9 @@ class Validator:
                 source, schema, self.minor,
                 resource_root=resource_root, optional_old_self=optional_old_self,
             )  # fmt: skip
-            if compiled.error is not None:
-                errors.append(
-                    fielderrors.invalid_value(
-                        shown(path), type_name, f"rule compile error: {compiled.error}"
-                    )
-                )
-                continue
-            if compiled.unmodelled:
-                names = ", ".join(sorted(set(compiled.unmodelled)))
-                errors.append(
-                    fielderrors.invalid_value(
-                        shown(path), type_name,
-                        f"rule not evaluated: {names} not modelled by --local: {source.strip()}",
-                    )
-                )  # fmt: skip
+            unrunnable = _unrunnable(compiled, path, type_name, source)
+            if unrunnable is not None:
+                errors.append(unrunnable)
                 continue
             if compiled.uses_old_self and old is None and not optional_old_self:
                 continue  # a transition rule: nothing to compare with
@@ -397,3 +385,20 @@ def not_checked(minor: int) -> fielderrors.FieldError:
 
 
 __all__ = ["Compiled", "not_checked", "rule_errors"]
+
+
+def _unrunnable(
+    compiled: Compiled, path: str | None, type_name: str, source: str
+) -> fielderrors.FieldError | None:
+    """Why a rule cannot run: it does not compile, or it calls what --local does not model."""
+    if compiled.error is not None:
+        return fielderrors.invalid_value(
+            shown(path), type_name, f"rule compile error: {compiled.error}"
+        )
+    if compiled.unmodelled:
+        names = ", ".join(sorted(set(compiled.unmodelled)))
+        return fielderrors.invalid_value(
+            shown(path), type_name,
+            f"rule not evaluated: {names} not modelled by --local: {source.strip()}",
+        )  # fmt: skip
+    return None

@@ -1,6 +1,6 @@
 """One object between the versions a release serves of its resource, as kube-apiserver
-converts it: most versions differ in name only; Ingresses (`convert_ingress`), CRDs
-(`convert_crd`), HorizontalPodAutoscalers (`convert_hpa`) and PriorityLevelConfigurations
+converts it: most versions differ in name only; Ingresses (`ingresses`), CRDs
+(`crds`), HorizontalPodAutoscalers (`hpas`) and PriorityLevelConfigurations
 (v1beta3 renamed `assuredConcurrencyShares` to `nominalConcurrencyShares`) are converted field by
 field. Also each version's own defaults, given before an object is converted to the version it
 is stored as."""

@@ -1,5 +1,5 @@
 """The write path of the in-process API server (kube-apiserver's generic registry store): a
-create or update through type and name checks, the kind's admission (`kinds`) or a CRD's
+create or update through type and name checks, the kind's admission (`strategies`) or a CRD's
 schema, the initial status, metadata.generation, managedFields, and storage. Callers hold the
 server's lock."""
 

@@ -1,7 +1,7 @@
 """What kube-apiserver does to a built-in object between reading the request and storing it:
 decode against the release's schema (unknown fields dropped, wrong types refused, quantities
 canonical), default, then validate (422s with the server's wording), immutable fields included
-on update. Custom resources and CRDs have their own path (`crd`, `schema`)."""
+on update. Custom resources and CRDs have their own path (`crd`, `custom_resource`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What an apiextensions.k8s.io/v1 CRD's structural schema does to a custom resource on write:
 unknown fields are pruned, non-nullable nulls dropped, `default`s applied, then the object is
-validated (`structural`, embedded resources' `apiVersion`, `kind` and `metadata` included),
+validated (`openapi.validator`, embedded resources' `apiVersion`, `kind` and `metadata` included),
 then its CEL rules (`x-kubernetes-validations`, `cel`) are run unless the schema's errors block
 them, as the server's `hasBlockingErr` decides.
 """
