@@ -1,3 +1,3 @@
-from reconcile.cli import main
+from reconcile.cli.main import main
 
 main()

@@ -104,7 +104,7 @@ def serve_hook(port: int, scenario: str, children: int) -> None:
 def run_with_hook_in_process(scenario: str, children: int, args: list[str]) -> None:
     """`reconcile ARGS` in this process, every webhook call answered by the hook function
     directly (no HTTP, no JSON): what is left of the process's CPU is our own."""
-    from reconcile.cli import main as reconcile_main
+    from reconcile.cli.main import main as reconcile_main
     from reconcile.hooks import webhook
     from reconcile.hooks.errors import HookResult
 

@@ -1,5 +1,5 @@
 """Dumping an in-process cluster to files: one stable YAML document per object and its file's
-place (`reconcile.runner.output_dir` writes them: the object store of `reconcile --local`)."""
+place (`reconcile.job.output_dir` writes them: the object store of `reconcile --local`)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,9 @@ from datetime import UTC, datetime, timedelta
 from reconcile.budget import BudgetExhausted
 from reconcile.cluster.errors import AlreadyExists, ApiError, Conflict, NotFound
 from reconcile.cluster.protocol import Cluster
+from reconcile.config import ReconcileSettings, Shard
 from reconcile.objects.meta import Obj
+from reconcile.results import RunResult
 
 log = logging.getLogger(__name__)
 
@@ -171,3 +173,34 @@ def _parse_time(value: object) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         return None
+
+
+def take_lock(
+    cluster: Cluster, lease: str, settings: ReconcileSettings, result: RunResult
+) -> RunLock | None:
+    """`--lock`'s Lease (`lease`: NAMESPACE/NAME), taken; None when the run must not go on:
+    skipped (another holds it, said in `result.skipped`) or failed (in `result.load_errors`)."""
+    lock = RunLock(
+        cluster,
+        shard_lock_name(lease, settings.shard),
+        holder=settings.lock_holder or default_holder(),
+        budget_seconds=settings.max_duration,
+    )
+    try:
+        held = lock.acquire()
+    except (ApiError, BudgetExhausted) as exc:
+        result.load_errors.append(f"--lock {lock.where}: the lock could not be taken: {exc}")
+        return None
+    if held is not None:
+        result.skipped = held.describe(lock.where)
+        log.warning("skipped: %s", result.skipped)
+        return None
+    return lock
+
+
+def shard_lock_name(lock: str, shard: Shard) -> str:
+    """Each shard holds its own Lease: `NAME-INDEX-of-COUNT` (the shards of one run never wait
+    for each other; two processes of the same shard never both write)."""
+    if shard.everything:
+        return lock
+    return f"{lock}-{shard.index}-of-{shard.count}"

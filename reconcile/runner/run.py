@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.protocol import Cluster
-from reconcile.config import ReconcileSettings, Shard
+from reconcile.config import ReconcileSettings
 from reconcile.engine.applyset import ApplySetRef
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
@@ -36,6 +36,7 @@ from reconcile.runner.keeper import KeepWhole, ResultKeeper
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import NoProgress, Progress
+from reconcile.runner.schedule import next_pass
 from reconcile.runner.snapshot import Snapshot, managers_to_keep
 from reconcile.runner.sources import LoadedControllers, load_controllers
 
@@ -43,13 +44,6 @@ if TYPE_CHECKING:
     from reconcile.runner.lock import RunLock
 
 log = logging.getLogger(__name__)
-
-# A pass whose only problems may pass (the API server did not answer, a conflict, throttling, a
-# server error) is followed by another after RETRY_DELAY, doubling up to MAX_RETRY_DELAY, at
-# most MAX_RETRY_PASSES times in a row: a lasting failure does not keep a run going.
-RETRY_DELAY = 0.5
-MAX_RETRY_DELAY = 8.0
-MAX_RETRY_PASSES = 5
 
 
 class RunLoop:
@@ -184,24 +178,9 @@ class RunLoop:
         """The run lock, taken; None when the run must not go on (skipped or failed)."""
         if not self.settings.lock or self.settings.dry_run:
             return NoLock()
-        from reconcile.runner.lock import RunLock, default_holder  # --lock runs only
+        from reconcile.runner.lock import take_lock  # --lock runs only
 
-        lock = RunLock(
-            self.cluster,
-            shard_lock_name(self.settings.lock, self.settings.shard),
-            holder=self.settings.lock_holder or default_holder(),
-            budget_seconds=self.settings.max_duration,
-        )
-        try:
-            held = lock.acquire()
-        except (ApiError, BudgetExhausted) as exc:
-            result.load_errors.append(f"--lock {lock.where}: the lock could not be taken: {exc}")
-            return None
-        if held is not None:
-            result.skipped = held.describe(lock.where)
-            log.warning("skipped: %s", result.skipped)
-            return None
-        return lock
+        return take_lock(self.cluster, self.settings.lock, self.settings, result)
 
     def _locked_run(
         self,
@@ -267,7 +246,9 @@ class RunLoop:
             )
             if self.settings.dry_run:
                 break  # later passes would depend on writes that were not made
-            next_at, due = self._next_pass_at(current, self.clock())
+            next_at, due, self._retries = next_pass(
+                current, self.clock(), self._retries, self.settings.poll_interval
+            )
             if next_at is None:
                 break
             # A pass is started only when it can finish within the budget, judging by the
@@ -391,51 +372,6 @@ class RunLoop:
         result.requests = dict(sorted(sent.items()))
         result.request_seconds = self.cluster.stats.seconds - waited
         return result
-
-    def _next_pass_at(self, current: PassResult, now: float) -> tuple[float | None, list[str]]:
-        """When the next pass should start (None: converged) and which resyncs ask for it."""
-        failed = current.transient_failures
-        if not failed:
-            self._retries = 0
-        if current.writes:
-            return now, []
-        candidates: list[tuple[float, str]] = []
-        if failed and self._retries < MAX_RETRY_PASSES:
-            delay = min(RETRY_DELAY * 2**self._retries, MAX_RETRY_DELAY)
-            self._retries += 1
-            candidates.append((now + delay, f"retrying after a transient failure: {failed[0]}"))
-        if current.waits:
-            candidates.append((now + self.settings.poll_interval, "waiting: " + current.waits[0]))
-        for controller in current.controllers:
-            if controller.resync_period:
-                candidates.append(
-                    (
-                        now + controller.resync_period,
-                        f"{controller.kind or 'Controller'} {controller.name}: "
-                        "resyncPeriodSeconds "
-                        f"{controller.resync_period:g}",
-                    )
-                )
-            for parent in controller.parents:
-                if parent.resync_after:
-                    candidates.append(
-                        (
-                            now + parent.resync_after,
-                            f"{parent.parent}: resyncAfterSeconds {parent.resync_after:g}",
-                        )
-                    )
-        if not candidates:
-            return None, []
-        candidates.sort()
-        return candidates[0][0], [what for _, what in candidates]
-
-
-def shard_lock_name(lock: str, shard: Shard) -> str:
-    """Each shard holds its own Lease: `NAME-INDEX-of-COUNT` (the shards of one run never wait
-    for each other; two processes of the same shard never both write)."""
-    if shard.everything:
-        return lock
-    return f"{lock}-{shard.index}-of-{shard.count}"
 
 
 def _holds_controllers(manifests: LoadedManifests) -> bool:

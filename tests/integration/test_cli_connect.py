@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from tests.support.controlplane import TESTED_USER, ControlPlane
 
 pytestmark = pytest.mark.controlplane

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.report import REPORT_SCHEMA_VERSION
 from tests.support.backends import Backend, crd_manifest
 from tests.support.cli import reconcile

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.cluster import AlreadyExists, NotFound
 from reconcile.cluster.types import Obj
 from reconcile.crds import CRD_FILES

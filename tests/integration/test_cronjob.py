@@ -98,7 +98,7 @@ def test_the_image_has_what_the_manifests_rely_on() -> None:
     assert "XDG_CACHE_HOME=/var/cache/reconcile" in dockerfile  # the cache emptyDir
     assert "git" in dockerfile.split("apt-get install", 1)[1].split("\n", 1)[0]
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'reconcile = "reconcile.cli:main"' in pyproject  # the entrypoint's console script
+    assert 'reconcile = "reconcile.cli.main:main"' in pyproject  # the entrypoint's console script
     assert 'name = "reconcile-batch"' in pyproject  # what the image installs
     for copied in ("pyproject.toml", "README.md", "LICENSE", "reconcile", "scripts"):
         assert (ROOT / copied).exists()

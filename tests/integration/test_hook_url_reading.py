@@ -24,7 +24,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.hooks.webhook import WebhookTransport
 from reconcile.specs.hooks import HookSpec, WebhookSpec

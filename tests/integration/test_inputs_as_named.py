@@ -17,7 +17,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.gitsource import GitSourceError, checkout
 from tests.support.cli import command_env
 from tests.support.gitrepo import git
@@ -136,7 +136,7 @@ def one_line(result: Result) -> str:
 
 
 def diff(*args: str, stdin: str | None = None) -> Result:
-    from reconcile.cli_diff import app as diff_app
+    from reconcile.cli.diff import app as diff_app
 
     return CliRunner().invoke(diff_app, list(args), input=stdin)
 
@@ -291,7 +291,7 @@ def test_each_option_is_read_as_written_and_refused_naming_it(
     ],
 )
 def test_what_means_something_still_runs(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import reconcile.app
+    import reconcile.job.app
 
     captured: list[object] = []
 
@@ -299,7 +299,7 @@ def test_what_means_something_still_runs(args: list[str], monkeypatch: pytest.Mo
         captured.append(config)
         return None, 0
 
-    monkeypatch.setattr(reconcile.app, "main_job", job)
+    monkeypatch.setattr(reconcile.job.app, "main_job", job)
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output
     assert captured

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.cluster.errors import ApiError
 from tests.support.backends import Backend
 from tests.support.cli import command_env, reconcile

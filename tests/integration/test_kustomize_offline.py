@@ -22,7 +22,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from reconcile.cli import app
+from reconcile.cli.run import app
 from reconcile.files import offline
 from tests.support.backends import Backend
 from tests.support.controllers import run

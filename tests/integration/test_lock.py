@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reconcile.app import ExitCode, exit_code
 from reconcile.cluster.types import ResourceInfo
+from reconcile.job.app import ExitCode, exit_code
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook, write_controllers
 from tests.support.hookserver import serve

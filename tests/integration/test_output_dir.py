@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.runner.local import seeded_cluster
-from reconcile.runner.output_dir import MARKER, OutputDirError, prepare_output_dir
+from reconcile.job.local import seeded_cluster
+from reconcile.job.output_dir import MARKER, OutputDirError, prepare_output_dir
 from tests.support.cli import reconcile
 from tests.support.examples import EXAMPLES
 

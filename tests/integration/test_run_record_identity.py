@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from reconcile.cluster.errors import ApiError
-from reconcile.runner.run_record import (
+from reconcile.job.run_record import (
     RECORD_LABEL,
     NotARecord,
     describe,
     read_records,
     write_record,
 )
-from reconcile.status_job import render_record
+from reconcile.job.status import render_record
 from tests.support.backends import Backend
 from tests.support.cli import reconcile
 from tests.support.controlplane import ControlPlane

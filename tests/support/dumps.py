@@ -18,7 +18,7 @@ def dump_objects(
     """Write every object as YAML, one file per object (see `dump_path`), leaving files whose
     content is unchanged untouched; removes nothing. Returns the paths of all objects' files.
 
-    `reconcile --output-dir` writes through `reconcile.runner.output_dir`, which also removes
+    `reconcile --output-dir` writes through `reconcile.job.output_dir`, which also removes
     what its previous dump wrote and this one did not, and never a file it did not write.
     """
     root = Path(directory)

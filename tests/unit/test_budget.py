@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from reconcile.app import ExitCode, exit_code
 from reconcile.budget import Budget, BudgetExhausted
+from reconcile.job.app import ExitCode, exit_code
 from reconcile.report.model import stop_note
 from reconcile.results import ControllerResult, PassResult, RunResult
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import reconcile.app
+import reconcile.job.app
 from reconcile import __version__
-from reconcile.cli import app
+from reconcile.cli.run import app
 
 runner = CliRunner()
 
@@ -91,7 +91,7 @@ def test_dry_run_modes(
         seen.append(config)
         return None, 0
 
-    monkeypatch.setattr(reconcile.app, "main_job", job)  # imported by the command when it runs
+    monkeypatch.setattr(reconcile.job.app, "main_job", job)  # imported by the command when it runs
     result = runner.invoke(app, args, env={"RECONCILE_DRY_RUN": env} if env else None)
     assert result.exit_code == 0, result.output
     settings = seen[0].reconcile

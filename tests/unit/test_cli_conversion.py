@@ -1,6 +1,6 @@
-"""Option values converted without typer's pydantic adapters (cli_conversion): every option of
-the three commands is converted directly, to what typer's own adapter gives, and a value the
-direct conversion does not take reads exactly as typer refuses it."""
+"""Option values converted without typer's pydantic adapters (reconcile/cli/conversion.py):
+every option of the three commands is converted directly, to what typer's own adapter gives,
+and a value the direct conversion does not take reads exactly as typer refuses it."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import typer
 from typer._coercion import build_runtime_param
 from typer.main import get_command
 
-from reconcile.cli import app as run_app
-from reconcile.cli_conversion import DirectParam, convert_directly
-from reconcile.cli_diff import app as diff_app
-from reconcile.cli_status import app as status_app
+from reconcile.cli.conversion import DirectParam, convert_directly
+from reconcile.cli.diff import app as diff_app
+from reconcile.cli.run import app as run_app
+from reconcile.cli.status import app as status_app
 
 COMMANDS = {"run": run_app, "diff": diff_app, "status": status_app}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reconcile.cli_help import format_duration
+from reconcile.cli.help import format_duration
 from tests.support.cli import unreachable_kubeconfig
 
 COMMANDS = {"run": [], "diff": ["diff"], "status": ["status"]}
@@ -60,7 +60,7 @@ def test_the_run_options_sit_in_panels_with_durations_as_durations() -> None:
     # every option of the command is in the help, with its variable
     from typer.main import get_command
 
-    from reconcile.cli import app
+    from reconcile.cli.run import app
 
     command = get_command(app)
     for param in command.params:
@@ -78,7 +78,7 @@ def test_help_and_version_load_none_of_the_run() -> None:
         "    runpy.run_module('reconcile', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('reconcile.app', 'reconcile.runner.run', 'reconcile.report',\n"
+        "heavy = [m for m in ('reconcile.job.app', 'reconcile.runner.run', 'reconcile.report',\n"
         "    'reconcile.cluster.memory', 'rich.console', 'kubernetes') if m in sys.modules]\n"
         "print(heavy, file=sys.stderr)\n"
     )

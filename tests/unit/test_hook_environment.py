@@ -102,7 +102,7 @@ def test_the_run_is_not_dumpable_so_its_environment_is_private() -> None:
     """A command hook runs as the same user: with the run not dumpable it cannot read
     /proc/<run>/environ (unless it is root). PR_GET_DUMPABLE says 0 after the call."""
     code = (
-        "import ctypes; from reconcile.app import keep_process_private; "
+        "import ctypes; from reconcile.job.process import keep_process_private; "
         "libc = ctypes.CDLL(None); print(libc.prctl(3, 0, 0, 0, 0)); "
         "keep_process_private(); print(libc.prctl(3, 0, 0, 0, 0))"
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from reconcile.cli_support import check_standard_input
+from reconcile.cli.support import check_standard_input
 from reconcile.config import KustomizeSettings
 from reconcile.files import (
     KustomizeError,

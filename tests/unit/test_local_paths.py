@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from reconcile.files.seed import ManifestError
-from reconcile.runner.local import seeded_cluster
+from reconcile.job.local import seeded_cluster
 from tests.support.cli import reconcile
 
 CRD = {

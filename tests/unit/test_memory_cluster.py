@@ -28,7 +28,7 @@ from reconcile.cluster.memory import MemoryCluster
 from reconcile.cluster.protocol import list_all
 from reconcile.cluster.types import Obj, Propagation, ResourceInfo
 from reconcile.files.seed import ManifestError, load_manifests
-from reconcile.runner.output_dir import prepare_output_dir
+from reconcile.job.output_dir import prepare_output_dir
 from tests.support.dumps import dump_objects
 
 START = datetime(2021, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -11,11 +11,11 @@ from pathlib import Path
 import yaml
 
 from reconcile.config import ReconcileSettings
+from reconcile.job.local import seeded_cluster
 from reconcile.report import ReportFormat, render
 from reconcile.report.diff import ActionDiff
 from reconcile.report.spool import DiffSpool
 from reconcile.results import ControllerResult, ParentResult, StowedList
-from reconcile.runner.local import seeded_cluster
 from reconcile.runner.run import RunLoop
 from tests.support.backends import crd_manifest
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from reconcile.config import Shard, parse_shard
-from reconcile.runner.run import shard_lock_name
+from reconcile.runner.lock import shard_lock_name
 
 
 def parent(uid: str) -> dict[str, object]:
@@ -67,7 +67,7 @@ def test_the_cli_reads_the_job_index_and_names_the_option(
 ) -> None:
     from typer.testing import CliRunner
 
-    from reconcile.cli import app
+    from reconcile.cli.run import app
 
     monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
     result = CliRunner().invoke(app, ["--shard", "auto/3", "--local", "examples/hello-world"])

@@ -66,7 +66,7 @@ def loaded_by(args: list[str], watched: list[str], *, at_connect: bool = False) 
 
 def test_a_local_run_of_command_hooks_loads_only_what_it_uses() -> None:
     unused = [
-        "pydantic",  # typer's option adapters (cli_conversion converts without them)
+        "pydantic",  # typer's option adapters (cli/conversion.py converts without them)
         "kubernetes",
         "urllib3",  # the webhook transport
         "ssl",

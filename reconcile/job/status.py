@@ -9,14 +9,14 @@ from reconcile.budget import Budget
 from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.config import ConnectionSettings
-from reconcile.objects.terminal import printable
-from reconcile.runner.run_record import (
+from reconcile.job.run_record import (
     ERROR_CHARS,
     ERRORS_KEPT,
     NotARecord,
     describe,
     read_records,
 )
+from reconcile.objects.terminal import printable
 
 STATUS_SECONDS = 30.0
 FIELD_CHARS = ERRORS_KEPT * (ERROR_CHARS + 1)  # the longest a run writes (its errors)

@@ -13,10 +13,10 @@ from typing import Annotated, Any, ClassVar
 import typer
 from typer.core import TyperCommand
 
-from reconcile.cli_conversion import convert_directly
-from reconcile.cli_help import write_help
-from reconcile.cli_values import check_paths
-from reconcile.config import DryRunMode, LogFormat, LogLevel, Shard, parse_shard
+from reconcile.cli.conversion import convert_directly
+from reconcile.cli.help import write_help
+from reconcile.cli.values import check_paths
+from reconcile.config import DryRunMode, LogFormat, LogLevel, ReportTarget, Shard, parse_shard
 
 # typer vendors click: its usage errors are BadParameter's base class, not `click.UsageError`.
 UsageError: type[Exception] = typer.BadParameter.__mro__[1]
@@ -65,7 +65,7 @@ LogFormatOption = Annotated[
 class Command(TyperCommand):
     """Usage errors exit 1, not click's 2: 2 means "changes pending" (terraform's scheme), and
     a CI step must never read a typo as pending changes. Help is plain text in `panels`
-    (cli_help)."""
+    (`help`)."""
 
     panels: ClassVar[dict[str, tuple[str, ...]]] = {}
     metavars: ClassVar[dict[str, str]] = {}
@@ -84,7 +84,7 @@ class Command(TyperCommand):
             raise
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        convert_directly(self.get_params(ctx))  # no pydantic adapter per option: cli_conversion
+        convert_directly(self.get_params(ctx))  # no pydantic adapter per option: `conversion`
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
@@ -297,3 +297,18 @@ def check_combinations(
             release(kubernetes_version)
         except UnsupportedVersion as exc:
             raise typer.BadParameter(str(exc), param_hint="--kubernetes-version") from exc
+
+
+def report_targets(
+    report_format: StdoutReport, report_file: list[str] | None
+) -> list[ReportTarget]:
+    """The reports asked for: standard output's (unless none), then each --report-file."""
+    from reconcile.report.targets import parse_report_file  # not loaded for --help
+
+    try:
+        targets = [parse_report_file(value) for value in report_file or []]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
+    if report_format is not StdoutReport.NONE:
+        targets.insert(0, ReportTarget(report_format.value))
+    return targets

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from reconcile.cli_support import (
+from reconcile.cli.support import (
     Command,
     LogFormatOption,
     LogLevelOption,
@@ -15,8 +15,9 @@ from reconcile.cli_support import (
     StdoutReport,
     check_standard_input,
     parse_hosts_option,
+    report_targets,
 )
-from reconcile.cli_values import (
+from reconcile.cli.values import (
     check_controller_names,
     check_git_options,
     needs,
@@ -32,7 +33,7 @@ from reconcile.config import (
     LogLevel,
     ReportTarget,
 )
-from reconcile.diff_job import DiffConfig, diff_job
+from reconcile.job.diff import DiffConfig, diff_job
 from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 DIFF_HELP = """\
@@ -186,38 +187,9 @@ def diff(
     log_level: LogLevelOption = LogLevel.WARNING,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
-    check_standard_input({"--local": local or [], "--controllers": controllers or []}, sides=2)
-    check_git_options(git_url, None, git_cache)
-    for ref, what in ((base, "BASE"), (head, "HEAD")):
-        _check_side(ref, what, git=git_url is not None)
-    check_controller_names(controller)
-    needs(
-        kustomize_isolation not in (None, KustomizeIsolation.AUTO),
-        "--kustomize-isolation",
-        "kustomize off the network, which --kustomize-allow-remote turns off",
-        not kustomize_allow_remote,
-    )
-    if kubernetes_version is not None and kubernetes_version not in supported_versions():
-        raise typer.BadParameter(
-            f"{kubernetes_version!r} is not one of {', '.join(supported_versions())}",
-            param_hint="--kubernetes-version",
-        )
-    from reconcile.report.targets import parse_report_file  # not loaded for --help
-
-    try:
-        targets = [parse_report_file(value) for value in report_file or []]
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--report-file") from exc
-    if report_format is not StdoutReport.NONE:
-        targets.insert(0, ReportTarget(report_format.value))
-    from reconcile.app import OutputError, check_report_files  # not loaded for --help
-
-    try:  # a report that cannot be written is found before the runs, not after
-        check_report_files(tuple(targets))
-    except OutputError as exc:
-        raise typer.BadParameter(
-            str(exc).removeprefix("--report-file "), param_hint="--report-file"
-        ) from None
+    _check_sides(base, head, local, controllers, git_url, git_cache)
+    _check_options(controller, kustomize_isolation, kustomize_allow_remote, kubernetes_version)
+    targets = _writable_report_targets(report_format, report_file)
     config = DiffConfig(
         base=base,
         head=head,
@@ -235,11 +207,64 @@ def diff(
         kustomize_isolation=kustomize_isolation or KustomizeIsolation.AUTO,
         reports=tuple(targets),
     )
-    from reconcile.logs import configure_logging  # not loaded for --help
+    from reconcile.cli.logs import configure_logging  # not loaded for --help
 
     configure_logging(LoggingSettings(level=log_level, format=log_format))
     _, code = diff_job(config)
     raise typer.Exit(int(code))
+
+
+def _check_sides(
+    base: str,
+    head: str,
+    local: list[str] | None,
+    controllers: list[str] | None,
+    git_url: str | None,
+    git_cache: Path | None,
+) -> None:
+    """What each side is read from: its paths (standard input cannot serve both), the
+    repository, and BASE and HEAD themselves."""
+    check_standard_input({"--local": local or [], "--controllers": controllers or []}, sides=2)
+    check_git_options(git_url, None, git_cache)
+    for ref, what in ((base, "BASE"), (head, "HEAD")):
+        _check_side(ref, what, git=git_url is not None)
+
+
+def _check_options(
+    controller: list[str] | None,
+    kustomize_isolation: KustomizeIsolation | None,
+    kustomize_allow_remote: bool,
+    kubernetes_version: str | None,
+) -> None:
+    check_controller_names(controller)
+    needs(
+        kustomize_isolation not in (None, KustomizeIsolation.AUTO),
+        "--kustomize-isolation",
+        "kustomize off the network, which --kustomize-allow-remote turns off",
+        not kustomize_allow_remote,
+    )
+    if kubernetes_version is not None and kubernetes_version not in supported_versions():
+        raise typer.BadParameter(
+            f"{kubernetes_version!r} is not one of {', '.join(supported_versions())}",
+            param_hint="--kubernetes-version",
+        )
+
+
+def _writable_report_targets(
+    report_format: StdoutReport, report_file: list[str] | None
+) -> list[ReportTarget]:
+    """The reports asked for, each checked writable: a report that cannot be written is found
+    before the runs, not after."""
+    targets = report_targets(report_format, report_file)
+    from reconcile.job.outputs import OutputError, check_report_files  # not loaded for --help
+
+    try:
+        check_report_files(tuple(targets))
+    except OutputError as exc:
+        raise typer.BadParameter(
+            str(exc).removeprefix("--report-file "), param_hint="--report-file"
+        ) from None
+    return targets
 
 
 def _check_side(value: str, what: str, *, git: bool) -> None:

@@ -18,8 +18,12 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from reconcile import __version__
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.cluster.connect import connect_live
 from reconcile.cluster.errors import AlreadyExists, ApiError, NotFound
 from reconcile.cluster.protocol import Cluster, list_all
+from reconcile.config import ReconcileSettings, RunConfig
 from reconcile.objects.meta import Obj, metadata
 from reconcile.results import RunResult
 from reconcile.secret_values import scrub
@@ -195,3 +199,49 @@ def describe(record: Obj) -> dict[str, Any]:
     fields = {k: data[k] for k in FIELDS if isinstance(data.get(k), str)}
     meta = metadata(record)
     return {"namespace": str(meta.get("namespace")), "name": str(meta.get("name")), **fields}
+
+
+RECORD_SECONDS = 5.0  # the least time a run record is given, past the budget if need be
+
+
+def run_record_place(settings: ReconcileSettings) -> tuple[str, str] | None:
+    """(namespace, name) of the run record: `--run-record`, else the Lease's (each shard's
+    its own, as its Lease is)."""
+    where = settings.run_record or settings.lock
+    if where is None or where == "none":
+        return None
+    from reconcile.runner.lock import shard_lock_name  # --lock and --run-record runs only
+
+    namespace, _, name = where.partition("/")
+    return namespace, shard_lock_name(name, settings.shard)
+
+
+def write_run_record(
+    result: RunResult, code: int, config: RunConfig, budget: Budget, started: datetime
+) -> bool:
+    """The run record, for a run that wrote (or tried to) in a real cluster; False (logged)
+    when it could not be written. Written within the budget's reserve for last words (at
+    least a few seconds: an interrupted run's record matters most)."""
+    place = run_record_place(config.reconcile)
+    if place is None or config.reconcile.dry_run or config.local.enabled or result.skipped:
+        return True
+    from reconcile.runner.lock import default_holder  # --lock and --run-record runs only
+
+    namespace, name = place
+    data = record_data(
+        result,
+        int(code),
+        started=started,
+        ended=datetime.now(UTC),
+        holder=config.reconcile.lock_holder or default_holder(),
+        version=__version__,
+    )
+    closing = Budget(max(budget.closing_remaining(), RECORD_SECONDS))
+    try:
+        write_record(connect_live(config.connection, closing, 1), namespace, name, data)
+    except (ApiError, BudgetExhausted) as exc:
+        message = exc if isinstance(exc, BudgetExhausted) else record_error(exc, namespace, name)
+        log.error("%s", message)
+        return False
+    log.info("wrote the run record: ConfigMap %s/%s", namespace, name)
+    return True

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from reconcile.cli_support import Command, ContextOption, KubeconfigOption
+from reconcile.cli.support import Command, ContextOption, KubeconfigOption
 from reconcile.config import ConnectionSettings
-from reconcile.status_job import status_job
+from reconcile.job.status import status_job
 
 STATUS_HELP = """\
 How the last runs went: the run records (ConfigMaps) that runs write after each run, beside

@@ -10,14 +10,6 @@ import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reconcile.app import (
-    ExitCode,
-    from_git,
-    keep_process_private,
-    run_in_process,
-    stop_on_signals,
-    write_report_texts,
-)
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.memory import MemoryCluster
 from reconcile.config import (
@@ -31,6 +23,10 @@ from reconcile.config import (
 )
 from reconcile.engine.actions import ActionKind
 from reconcile.files.dump import dump_entries
+from reconcile.job.app import ExitCode, run_in_process
+from reconcile.job.git_inputs import from_git
+from reconcile.job.outputs import write_report_texts
+from reconcile.job.process import keep_process_private, stop_on_signals
 from reconcile.report.state_diff import Comparison, Key, Side, StateDiff, compare_states
 from reconcile.report.state_diff_render import exit_status, render
 from reconcile.results import RunResult

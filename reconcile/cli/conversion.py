@@ -7,7 +7,7 @@ about 0.15 s of CPU at every start, more than the rest of parsing. Our options a
 returns the text itself, the flag, the member chosen or the parser's result: those values are
 converted here directly. Any other value (a word that is no flag, a parser's ValueError, a name
 that is no member) goes on to typer's own adapter, so what is refused, and how the error reads,
-stay typer's. `cli_support.Command` installs the conversions before it parses; with a typer
+stay typer's. `support.Command` installs the conversions before it parses; with a typer
 that builds no such adapters (before 0.29) nothing is installed.
 """
 
