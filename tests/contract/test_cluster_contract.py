@@ -588,7 +588,7 @@ def _entries(obj: Obj) -> dict[tuple[str, str], object]:
 
 
 def test_server_side_apply_owns_the_fields_of_its_configuration(
-    backend: Backend, namespace: str
+    backend: Backend, namespace: str, kube_release: str
 ) -> None:
     deployments = backend.cluster.discover("apps/v1", "deployments")
     config = {
@@ -603,7 +603,17 @@ def test_server_side_apply_owns_the_fields_of_its_configuration(
     assert fields[("contract", "Apply")] == DEPLOYMENT_FIELDS  # server defaults owned by no one
 
     again = backend.cluster.apply(deployments, config, field_manager="contract")
-    assert metadata(again)["resourceVersion"] == metadata(created)["resourceVersion"]
+    if metadata(again)["resourceVersion"] != metadata(created)["resourceVersion"]:
+        # 1.20 writes a re-apply of a value it stores in another form ("0.5" is stored as
+        # "500m") once a new second has begun since the last apply: the entry's time changes
+        # (kubernetes/kubernetes#121404, fixed in later releases). The in-process cluster
+        # does not model that; it answers as the server does within the same second.
+        assert (backend.name, kube_release) == ("live", OLDEST_RELEASE)
+        times = [e["time"] for e in metadata(again)["managedFields"] if e["manager"] == "contract"]
+        before = [
+            e["time"] for e in metadata(created)["managedFields"] if e["manager"] == "contract"
+        ]
+        assert times != before
 
 
 def test_server_side_apply_conflicts_force_and_removal(
