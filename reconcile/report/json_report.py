@@ -1,4 +1,4 @@
-"""The JSON report: `report_dict` (schema in docs/report-schema.md)."""
+"""The JSON report: `report_dict` (its JSON Schema: report.schema.json beside this module)."""
 
 from __future__ import annotations
 
