@@ -88,7 +88,7 @@ def render(directory: Path, settings: KustomizeSettings, budget: Budget | None =
         except IsolationUnavailable as exc:
             raise KustomizeError(
                 f"{what} {directory}: not run, since it cannot be cut off from the network "
-                f"here: {exc}; --kustomize-isolation none runs it without (see the README)"
+                f"here: {exc}; --kustomize-isolation none runs it without (see docs/kustomize.md)"
             ) from None
         log.debug("%s %s: off the network (%s)", what, directory, how)
     limit = budget.bound(RENDER_TIMEOUT) if budget is not None else RENDER_TIMEOUT

@@ -85,7 +85,7 @@ def test_the_version_is_set_in_one_place() -> None:
     ("entry", "expected"),
     [
         # what `kustomize edit set image ghcr.io/acme/reconcile=registry.example.com/reconcile@...`
-        # writes: the README's instruction
+        # writes: the instruction of docs/operations.md
         (
             {"name": SHIPPED, "newName": "registry.example.com/reconcile", "digest": DIGEST},
             f"registry.example.com/reconcile@{DIGEST}",
@@ -114,8 +114,9 @@ def test_pointing_the_kustomization_at_your_own_registry_and_digest(
     path.write_text(yaml.safe_dump(kustomization))
     for variant in ("cronjob", "cronjob-sharded"):
         assert images(kustomize(copy / variant)) == [expected], variant
-    readme = (ROOT / "README.md").read_text()
-    assert f"kustomize edit set image {SHIPPED}=registry.example.com/reconcile@" in readme
+    # what the documentation tells an operator to run (docs/operations.md, "The image")
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    assert f"kustomize edit set image {SHIPPED}=registry.example.com/reconcile@" in operations
 
 
 def test_the_cronjobs_git_cache_outlives_its_jobs() -> None:
