@@ -26,19 +26,39 @@ _TAG = re.compile(r"<\s*(/?[A-Za-z!][A-Za-z0-9-]*)")
 _CODE = re.compile(r"<code>.*?</code>", re.DOTALL)
 
 
+@dataclass(frozen=True)
+class Block:
+    """A fenced code block as a reader meets it: its language (the info string's first word),
+    its content, the line it starts on (1-based), and the HTML comment right before it, which
+    the documentation's checks read (`<!-- check: ... -->`; "" when there is none)."""
+
+    language: str
+    content: str
+    line: int
+    comment: str
+
+
 @dataclass
 class Reading:
     tags: set[str] = field(default_factory=set)  # HTML tags, `/x` for closing ones
     fences: list[str] = field(default_factory=list)  # each fenced block's content
     links: list[str] = field(default_factory=list)
     prose: list[str] = field(default_factory=list)  # text outside code, as a reader sees it
+    blocks: list[Block] = field(default_factory=list)  # the fenced blocks, with their comment
 
 
 def read(markdown: str) -> Reading:
     parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
     out = Reading()
-    for token in parser.parse(markdown):
+    tokens = parser.parse(markdown)
+    for i, token in enumerate(tokens):
         _take(token, out)
+        if token.type == "fence":
+            before = tokens[i - 1] if i else None
+            comment = before.content.strip() if before and before.type == "html_block" else ""
+            language = (token.info.split() or [""])[0]
+            line = token.map[0] + 1 if token.map else 0
+            out.blocks.append(Block(language, token.content, line, comment))
     return out
 
 
