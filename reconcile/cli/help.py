@@ -24,7 +24,7 @@ _METAVARS = {
 
 
 def format_duration(seconds: float) -> str:
-    """`5m`, `90s`, `1h30m`, `500ms`: as the README and options.env write them."""
+    """`5m`, `90s`, `1h30m`, `500ms`: as the documentation and options.env write them."""
     if seconds <= 0 or math.isinf(seconds):
         return "0" if seconds == 0 else str(seconds)
     if seconds < 1:

@@ -57,7 +57,7 @@ RequestTimeoutOption = Annotated[
 
 ControllersOption = Annotated[
     # str, not Path: click splits a Path list from the environment on ":", and the
-    # README promises whitespace (RECONCILE_MANIFESTS="apps crds") as for every list.
+    # documentation promises whitespace (RECONCILE_MANIFESTS="apps crds") as for every list.
     list[str] | None,
     typer.Option(
         "--controllers",

@@ -168,7 +168,7 @@ def test_options_come_from_the_environment_too(tmp_path: Path) -> None:
 
 
 def test_repeatable_paths_from_the_environment_split_on_whitespace(tmp_path: Path) -> None:
-    """`RECONCILE_LOCAL="a b"` is two paths, as the README says of every repeatable option;
+    """`RECONCILE_LOCAL="a b"` is two paths, as the documentation says of every repeatable option;
     a colon is part of a path, not a separator."""
     extra = tmp_path / "with:colon"
     extra.mkdir()
