@@ -114,6 +114,24 @@ def test_the_report_of_a_real_run_holds_to_the_schema(
     assert problems(reports[name]) == []
 
 
+def test_keys_come_in_the_order_the_schema_lists_them(reports: dict[str, dict[str, Any]]) -> None:
+    """As the reports page says: the reference lists the keys in the report's own order."""
+    defs = SCHEMA["$defs"]
+    real = reports["real"]
+    parent = next(p for p in parents(real) if p["actions"] and p["hooks"])
+    pairs = [
+        (real, SCHEMA),
+        (real["summary"], SCHEMA["properties"]["summary"]),
+        (real["passes"][0], defs["pass"]),
+        (real["passes"][0]["controllers"][0], defs["controller"]),
+        (parent, defs["parent"]),
+        (parent["hooks"][0], defs["hook"]),
+        (parent["actions"][0], defs["action"]),
+    ]
+    for report, schema in pairs:
+        assert list(report) == list(schema["properties"]), schema.get("title")
+
+
 def test_the_runs_reach_what_the_schema_describes(reports: dict[str, dict[str, Any]]) -> None:
     """So that the validation above covers the schema's optional branches, not only nulls."""
     real, server, git_run = reports["real"], reports["server"], reports["git"]
