@@ -79,7 +79,7 @@ def main() -> int:
         )
         return 1
     for path in stale:
-        print(f"wrote {path}")
+        print(f"wrote {path.relative_to(given.docs.parent)}")
     return 0
 
 
