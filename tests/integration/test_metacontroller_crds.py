@@ -11,15 +11,19 @@ import contextlib
 from typing import Any
 
 import pytest
+import yaml
 
 from reconcile.cluster import ApiError
 from reconcile.cluster.types import Obj, ResourceInfo
+from reconcile.crds import CRD_FILES
 from reconcile.specs.composite import parse_composite_controller
+from reconcile.specs.map_controller import parse_map_controller
 from tests.support.backends import Backend
 from tests.support.controllers import composite, run, webhook
 from tests.support.controlplane import CURRENT_RELEASE, OLDEST_RELEASE
 from tests.support.hookserver import serve
 from tests.support.mc_crds import OURS, THEIRS, crds_installed, created_as_stored
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.releases(
     CURRENT_RELEASE,
@@ -28,6 +32,12 @@ pytestmark = pytest.mark.releases(
 )
 
 CM = [("v1", "configmaps", "InPlace")]
+MAP_CRD = next(
+    doc
+    for path in CRD_FILES
+    for doc in yaml.safe_load_all(path.read_text())
+    if doc and doc["spec"]["names"]["kind"] == "MapController"
+)
 
 
 def parent(widgets: ResourceInfo, name: str, namespace: str) -> Obj:
@@ -133,6 +143,35 @@ def test_our_crds_keep_every_field_we_read(
         "spec.hooks.sync.webhook.responseUnMarshallMode": sync.strict,
     }
     assert kept[field]
+
+
+def test_our_mapcontroller_crd_keeps_the_tls_settings_per_host(backend: Backend) -> None:
+    """`spec.endpointConfigs`, which MapControllers read as the other kinds do: not pruned."""
+    name = "kept-endpoint-configs"
+    obj = {
+        "apiVersion": "metacontroller.k8s.io/v1alpha1",
+        "kind": "MapController",
+        "metadata": {"name": name},
+        "spec": {
+            "parentResource": {"apiVersion": "example.com/v1", "resource": "schedules"},
+            "inputResources": [{"apiVersion": "v1", "resource": "persistentvolumeclaims"}],
+            "outputResources": [{"apiVersion": "v1", "resource": "configmaps"}],
+            "hooks": {"map": {"webhook": {"url": "https://hooks.example/map"}}},
+            "endpointConfigs": [{"host": "hooks.example", "caBundle": {"inline": "PEM"}}],
+        },
+    }
+    with crds_installed(backend, {**OURS, "mapcontrollers": MAP_CRD}):
+        maps = eventually(
+            lambda: backend.cluster.discover("metacontroller.k8s.io/v1alpha1", "mapcontrollers"),
+            what="mapcontrollers served",
+        )
+        try:
+            stored = created_as_stored(backend, maps, obj, "spec.endpointConfigs")
+        finally:
+            with contextlib.suppress(ApiError):
+                backend.admin.delete(maps, name)
+    webhook_spec = parse_map_controller(stored).hooks.map.webhook
+    assert webhook_spec is not None and webhook_spec.security.ca_inline == "PEM"
 
 
 def test_a_controller_error_is_an_event_on_the_controller_object(
