@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 GENERATED = (
@@ -11,8 +12,10 @@ GENERATED = (
 
 
 def cell(text: str) -> str:
-    """Text fit for one table cell: one line, its pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text fit for one table cell: one line, its pipes escaped outside code spans (MkDocs'
+    tables read a pipe inside backticks as text, and would show an escape there as written)."""
+    parts = re.split(r"(`+[^`]*`+)", " ".join(text.split()))
+    return "".join(p if p.startswith("`") else p.replace("|", "\\|") for p in parts)
 
 
 def code(text: str) -> str:
