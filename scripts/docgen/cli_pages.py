@@ -4,15 +4,18 @@ as `--help` groups them, and the exit codes its help states."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from dataclasses import dataclass
 from enum import Enum
+from importlib.metadata import entry_points
 from typing import Any
 
+import typer
 import typer.main
 
 from docgen.markdown import cell, code, page, table
-from reconcile.cli_help import format_duration
 
 
 @dataclass(frozen=True)
@@ -23,14 +26,24 @@ class Command:
 
 
 def commands() -> list[Command]:
-    # the three typer apps `reconcile` dispatches to (reconcile.cli.main)
-    from reconcile import cli, cli_diff, cli_status
-
-    return [
-        Command("reconcile", "", cli.app),
-        Command("reconcile diff", "diff-", cli_diff.app),
-        Command("reconcile status", "status-", cli_status.app),
-    ]
+    """The typer apps of the `reconcile` command: every module-level `app` of the package that
+    holds its console script's entry point. The run's command (`run`) is `reconcile` itself;
+    the others are its words (`reconcile diff`), as the entry point dispatches them."""
+    (entry,) = entry_points(group="console_scripts", name="reconcile")
+    package = importlib.import_module(entry.module.rsplit(".", 1)[0])
+    found = []
+    for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        app = getattr(importlib.import_module(module.name), "app", None)
+        if not isinstance(app, typer.Typer):
+            continue
+        (registered,) = app.registered_commands
+        name = registered.name or getattr(registered.callback, "__name__", "")
+        if name == "run":
+            found.append(Command("reconcile", "", app))
+        else:
+            found.append(Command(f"reconcile {name}", f"{name}-", app))
+    found.sort(key=lambda c: (c.slug != "", c.words))
+    return found
 
 
 def _click(command: Command) -> tuple[Any, Any]:
@@ -55,6 +68,17 @@ def _prose(help_text: str) -> list[str]:
 
 
 _DURATION = "DURATION"
+
+
+def _duration(seconds: float) -> str:
+    """`5m`, `90s`, `500ms`: a duration's default as `--help` shows it."""
+    if seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    if seconds != int(seconds):
+        return f"{seconds:g}s"
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")) if n)
 
 
 def _metavar(param: Any, ctx: Any, metavars: dict[str, str]) -> str:
@@ -83,7 +107,7 @@ def _default(param: Any, metavar: str) -> str:
     if isinstance(value, Enum):
         return str(value.value)
     if metavar == _DURATION and isinstance(value, (int, float)):
-        return format_duration(float(value))  # as --help shows it
+        return _duration(float(value))
     return str(value)
 
 

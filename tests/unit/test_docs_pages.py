@@ -17,6 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 REPOSITORY = "https://github.com/acme/reconcile/"
+# Spans that read like a path of this repository and are not one.
+NOT_PATHS = {
+    "docs/src/api/hook.md",  # in Metacontroller's repository
+    "reconcile/reconcile",  # the CronJob's Lease, NAMESPACE/NAME
+}
 # Words of the command-line framework's (click's), not of the program's own code.
 FRAMEWORK = ("Invalid value for",)
 
@@ -83,6 +88,22 @@ def test_the_tests_the_pages_name_exist() -> None:
         assert (ROOT / path).is_file(), reference
         if test:
             assert re.search(rf"^def {test}\b", (ROOT / path).read_text(), re.M), reference
+
+
+def test_the_repository_paths_the_pages_name_exist() -> None:
+    """A file or directory of the repository named in a code span (`reconcile/cli/`,
+    `manifests/cronjob/options.env`): a layout that moved is found here, not by a reader."""
+    spans = {
+        found
+        for page in PAGES
+        for found in re.findall(
+            r"`((?:reconcile|scripts|manifests|github-actions|examples|tests|docs)/[\w./-]*)`",
+            page.read_text(),
+        )
+    }
+    assert len(spans) > 30
+    missing = sorted(span for span in spans - NOT_PATHS if not (ROOT / span).exists())
+    assert missing == []
 
 
 def test_the_readme_starts_with_the_two_commands_and_stays_a_front_door() -> None:
