@@ -64,6 +64,8 @@ def configure_logging(settings: LoggingSettings) -> None:
     root.setLevel(settings.level.value.upper())
     # The HTTP stack is noisy at debug level and could print request bodies: keep it quiet.
     # Its warnings too (a traceback for headers a cut call left half read): every failure of
-    # a request reaches the run's own log as that request's error.
-    for noisy in ("urllib3", "kubernetes"):
+    # a request reaches the run's own log as that request's error. GitPython logs each git
+    # command at debug level and git's error lines as warnings: they reach the run's log as
+    # the git source's error.
+    for noisy in ("urllib3", "requests", "kubernetes", "git"):
         logging.getLogger(noisy).setLevel(logging.ERROR)

@@ -1,24 +1,23 @@
-"""A repository at a ref, resolved once to a commit and read from a local cache.
+"""A repository at a ref, resolved once to a commit and read from a local cache, through
+GitPython.
 
 The cache (`--git-cache`, default `~/.cache/reconcile/git`) keeps one bare repository per URL.
 A run asks the remote what the ref points at (`git ls-remote`), fetches that one commit with
 `--depth=1` unless the cache has it already (git sends only the objects the cache lacks), and
 writes the commit's tree, as committed, into a directory of the run's own (removed when the run
-ends). A revision expression (`HEAD~1`, `origin/main`: see `revisions`) is resolved by git in
-the cache, to a commit id, after fetching the remote's refs. A cache that git cannot use is
-removed and cloned again, once.
+ends): see `tree`. A revision expression (`HEAD~1`, `origin/main`: see `revisions`) is resolved
+by git in the cache, to a commit id, after fetching the remote's refs. A cache that git cannot
+use is removed and cloned again, once.
 
 What reaches git is checked first: a URL or ref that could be read as an option, a transport
-that runs commands (`ext::`), control characters. git runs with an environment of our own
-(inherited `GIT_*` variables dropped), only the protocols a URL may name allowed (`ext::`
-never), and within the run's budget:
-SIGINT / SIGTERM or the budget's end kill it. Runs sharing a cache take turns on each repository
-(a lock file beside it), and a run never removes a cache another run is using.
-
-The tree is read with `git ls-tree` and `git cat-file`, not `git archive`: `.gitattributes`
-(`export-ignore`, `export-subst`, filters) cannot hide or rewrite a committed file. A symbolic
-link that points out of the tree is not written, nor is a submodule (its commit is not fetched);
-both are listed so that a run reading such a path fails naming it.
+that runs commands (`ext::`), control characters (`checks`); GitPython's own refusals of unsafe
+protocols and options stay on (ls-remote and fetch check their arguments; no `allow_unsafe_*`
+is ever passed), and every value follows `--end-of-options` (or fetch's `--`). git runs with an
+environment of our own (inherited `GIT_*` variables dropped), only the protocols a URL may name
+allowed (`ext::` never), no hooks, and within the run's budget: its timeout, SIGINT / SIGTERM or
+the budget's end kill it with its process group (`processes`, and `gitpython` for how GitPython
+is kept from reading the environment). Runs sharing a cache take turns on each repository (a
+lock file beside it), and a run never removes a cache another run is using.
 """
 
 from __future__ import annotations
@@ -29,26 +28,25 @@ import hashlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reconcile.budget import Budget
 from reconcile.gitsource.checks import check_ref, check_url
 from reconcile.gitsource.credentials import CredentialError, Remote, remote
 from reconcile.gitsource.errors import GitSourceError
+from reconcile.gitsource.gitpython import GitFailed, git, repository
+from reconcile.gitsource.processes import ProcessGuard, environment
 from reconcile.gitsource.revisions import HEX, MIRROR, REMOTE_HEAD, rev_parse
+from reconcile.gitsource.tree import write_tree
 from reconcile.secret_values import scrub
 
 # what git says when the remote does not have the commit asked for
 _MISSING = re.compile(r"not our ref|couldn't find remote ref|no such remote ref|unadvertised")
-_PROTOCOLS = ("http", "https", "ssh", "git", "file")  # git's names for what SCHEMES reach
-# Inherited variables that would point git elsewhere or run something: never passed on.
-_KEPT_GIT_VARIABLES = frozenset({"GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"})
 LOCK_WAIT = 120.0  # the longest a run waits for another using the same repository
 
 
@@ -58,7 +56,7 @@ class Checkout:
     url: str  # without credentials
     ref: str  # the ref asked for, or the remote's default branch
     commit: str  # the full SHA
-    subject: str  # the commit's first line
+    subject: str  # the commit's subject (its first paragraph, on one line, as git log's %s)
     # paths (relative to the root) that are not written: links out of the tree, submodules
     unreadable: dict[str, str] = field(default_factory=dict)
 
@@ -92,29 +90,48 @@ def checkout(
     repo = _CachedRepo(where, cache, timeout, budget or Budget())
     try:
         with repo.locked():
-            repo.ensure()
-            ref_name, wanted = repo.resolve(ref)
-            commit = repo.fetch(wanted)
-            subject = repo.git("log", "-1", "--format=%s", commit).strip()
-            path, unreadable = repo.tree(commit)
+            try:
+                repo.ensure()
+                ref_name, wanted = repo.resolve(ref)
+                commit = repo.fetch(wanted)
+                with repo.errors():
+                    sha, subject = commit.hexsha, _subject(commit.message)
+                path, unreadable = repo.tree(commit)
+            finally:
+                repo.close()  # its cat-file processes too, before the next run may use it
     except OSError as exc:  # the cache: not a directory, not writable, full
         named = f" ({exc.filename})" if exc.filename else ""
         raise GitSourceError(
             f"git: the cache {cache} cannot be used{named}: {exc.strerror or exc}"
         ) from None
-    return Checkout(path, where.display, ref_name, commit, subject, unreadable)
+    return Checkout(path, where.display, ref_name, sha, subject, unreadable)
 
 
 class _CachedRepo:
     def __init__(self, where: Remote, cache_dir: Path, timeout: float, budget: Budget) -> None:
         self.remote = where
-        self.timeout = timeout
         self.budget = budget
         digest = hashlib.sha256(where.url.encode()).hexdigest()[:16]
         self.cache_dir = cache_dir
         self.root = cache_dir / digest
         self.lock_file = cache_dir / f"{digest}.lock"  # beside the root: never removed with it
         self.git_dir = self.root / "repo.git"
+        self.guard = ProcessGuard(environment(str(self.git_dir), where.env), timeout, budget)
+        self._repo: git.Repo | None = None
+
+    @property
+    def repo(self) -> git.Repo:
+        assert self._repo is not None, "ensure() first"
+        return self._repo
+
+    def close(self) -> None:
+        self._forget()
+        self.guard.close()
+
+    def _forget(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -140,6 +157,7 @@ class _CachedRepo:
 
     def ensure(self, *, fresh: bool = False) -> None:
         """A usable bare repository (under the lock: no other run is reading it)."""
+        self._forget()
         if fresh and self.root.exists():
             shutil.rmtree(self.root)
         if self.git_dir.is_dir() and self._usable():
@@ -147,81 +165,61 @@ class _CachedRepo:
         if self.root.exists():
             shutil.rmtree(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._run(["init", "--quiet", "--bare", str(self.git_dir)])
+        with self.errors():
+            self._repo = repository(self.git_dir, self.guard, create=True)
 
     def _usable(self) -> bool:
+        """Whether GitPython opens the cache's repository, and git reads it."""
         try:
-            self.git("rev-parse", "--git-dir")
+            with self.errors():
+                self._repo = repository(self.git_dir, self.guard)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return False
+        try:
+            self.command("rev-parse", "--git-dir")
             return True
         except GitSourceError:
+            self._forget()
             return False
 
-    def git(self, *args: str, stdin: bytes | None = None) -> str:
-        return self._run(["--git-dir", str(self.git_dir), *args], stdin=stdin).decode(
-            "utf-8", errors="replace"
-        )
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """GitPython's failures as GitSourceError: a process the guard killed says why it was
+        killed, a git command git's own reason; GitPython's refusals say what they refuse."""
+        since = self.guard.stops
+        try:
+            yield
+        except GitSourceError:
+            raise
+        except (git.UnsafeProtocolError, git.UnsafeOptionError) as exc:
+            raise GitSourceError(f"git: refused: {scrub(str(exc))}") from None
+        except Exception as exc:
+            stopped = self.guard.why_stopped(since)
+            if stopped is not None:
+                raise GitSourceError(f"git: {stopped}") from None
+            if isinstance(exc, git.GitCommandError):
+                raise GitSourceError(_why(_stderr(exc), exc.status)) from None
+            raise
 
-    def git_bytes(self, *args: str, stdin: bytes | None = None) -> bytes:
-        return self._run(["--git-dir", str(self.git_dir), *args], stdin=stdin)
-
-    def _run(self, args: list[str], stdin: bytes | None = None) -> bytes:
-        """git with our environment, in its own process group, killed at its timeout, the
-        budget's end or a signal (GitSourceError then)."""
-        self.budget.check(f"git {args[-1] if args else ''}".strip())
-        limit = min(self.timeout, self.budget.remaining())
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            try:
-                process = subprocess.Popen(
-                    ["git", *args],
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    cwd=self.cache_dir,
-                    env=_environment(self.remote.env),
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise GitSourceError(f"git cannot be run: {exc.strerror or exc}") from None
-            if stdin is not None:
-                assert process.stdin is not None
-                with contextlib.suppress(BrokenPipeError):
-                    process.stdin.write(stdin)
-                process.stdin.close()
-            self._wait(process, limit)
-            out.seek(0)
-            err.seek(0)
-            if process.returncode != 0:
-                raise GitSourceError(_why(err.read(), process.returncode))
-            return out.read()
-
-    def _wait(self, process: subprocess.Popen[bytes], limit: float) -> None:
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                process.wait(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
-                return
-            except subprocess.TimeoutExpired:
-                pass
-            if self.budget.interrupted_by or time.monotonic() >= deadline:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                if self.budget.expired:
-                    raise GitSourceError(f"git: stopped, {self.budget.why()}")
-                raise GitSourceError(f"git: no answer within {limit:g}s")
+    def command(self, name: str, *args: str) -> str:
+        """`git NAME ARGS...` through GitPython (its methods for commands that have one,
+        ls-remote's refusals among them); its standard output."""
+        with self.errors():
+            output: str = getattr(self.repo.git, name.replace("-", "_"))(*args)
+            return output
 
     def resolve(self, ref: str | None) -> tuple[str, str]:
         """(the ref's name, its commit SHA), asking the remote once."""
         url = self.remote.url
         try:
             if ref is None:
-                listed = self.git("ls-remote", "--symref", "--end-of-options", url, "HEAD")
+                listed = self.command("ls-remote", "--symref", "--end-of-options", url, "HEAD")
                 match = re.search(r"^ref: refs/heads/(\S+)\tHEAD$", listed, re.M)
                 sha = re.search(r"^([0-9a-f]{40})\tHEAD$", listed, re.M)
                 if sha is None:
                     raise GitSourceError(f"git: {url} has no default branch (an empty repository?)")
                 return (match.group(1) if match else "HEAD"), sha.group(1)
-            listed = self.git("ls-remote", "--end-of-options", url)
+            listed = self.command("ls-remote", "--end-of-options", url)
         except GitSourceError as exc:
             raise GitSourceError(f"git: cannot read {url}: {exc}") from None
         refs = dict(
@@ -250,12 +248,11 @@ class _CachedRepo:
         except GitSourceError as exc:
             raise GitSourceError(f"git: cannot fetch from {self.remote.url}: {exc}") from None
         if head:
-            self.git("update-ref", "--no-deref", "HEAD", head)
-        return rev_parse(self.git, self.remote.url, ref)
+            self.command("update-ref", "--no-deref", "HEAD", head)
+        return rev_parse(self.command, self.remote.url, ref)
 
-    def fetch(self, commit: str) -> str:
-        """Make `commit` available in the cache, fetching only what the cache lacks; returns its
-        full SHA."""
+    def fetch(self, commit: str) -> git.Commit:
+        """Make `commit` available in the cache, fetching only what the cache lacks."""
         if not self._has(commit):
             try:
                 self._fetch(commit)
@@ -274,105 +271,49 @@ class _CachedRepo:
                     ) from None
             if not self._has(commit):
                 raise GitSourceError(f"git: {self.remote.url} has no commit {commit}")
-        return self.git("rev-parse", "--verify", "--end-of-options", f"{commit}^{{commit}}").strip()
+        full = self.command("rev-parse", "--verify", "--end-of-options", f"{commit}^{{commit}}")
+        with self.errors():
+            return self.repo.commit(full.strip())
 
     def _fetch(self, commit: str) -> None:
-        url = self.remote.url
         if len(commit) == 40:
-            self.git("fetch", "--quiet", "--depth=1", "--no-tags", "--end-of-options", url, commit)
+            self._remote_fetch([commit], depth=1, no_tags=True)
             return
         self._fetch_all()  # an abbreviated SHA: only a full fetch can find it
 
     def _fetch_all(self, *extra: str) -> None:
         """The remote's refs (MIRROR) and `extra` refspecs, with the whole history."""
-        shallow = self.git("rev-parse", "--is-shallow-repository").strip() == "true"
-        self.git(
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--prune",
-            *(["--unshallow"] if shallow else []),
-            "--end-of-options",
-            self.remote.url,
-            *MIRROR,
-            *extra,
-        )
+        shallow = self.command("rev-parse", "--is-shallow-repository").strip() == "true"
+        self._remote_fetch([*MIRROR, *extra], no_tags=True, prune=True, unshallow=shallow)
+
+    def _remote_fetch(self, refspecs: list[str], **options: Any) -> None:
+        """GitPython's fetch (its refusals on; the refspecs after `--`) from the remote named
+        by its URL, as git fetch takes one: the cache configures no remote, whose fetch refspecs
+        would also update remote-tracking refs of their own."""
+        with self.errors():
+            git.Remote(self.repo, self.remote.url).fetch(refspecs, **options)
 
     def _has(self, commit: str) -> bool:
         try:
-            self.git("cat-file", "-e", f"{commit}^{{commit}}")
+            self.command("cat-file", "-e", f"{commit}^{{commit}}")
             return True
         except GitSourceError:
             return False
 
-    def tree(self, commit: str) -> tuple[Path, dict[str, str]]:
+    def tree(self, commit: git.Commit) -> tuple[Path, dict[str, str]]:
         """The commit's files as committed, in a new directory of this run's own (under the
         cache, so on its file system); and the paths not written, with why."""
         work = self.cache_dir / "runs"
         work.mkdir(exist_ok=True)
         _forget_abandoned(work)
-        target = Path(tempfile.mkdtemp(prefix=f"{commit[:12]}-", dir=work)) / "tree"
+        target = Path(tempfile.mkdtemp(prefix=f"{commit.hexsha[:12]}-", dir=work)) / "tree"
         target.mkdir()
-        listing = self.git_bytes("ls-tree", "-r", "-z", "--full-tree", commit)
-        entries = [_entry(item) for item in listing.split(b"\0") if item]
-        blobs = [e for e in entries if e[1] == "blob"]
-        contents = self._blobs([sha for _, _, sha, _ in blobs])
-        unreadable: dict[str, str] = {}
-        links: list[tuple[Path, str]] = []
-        for mode, kind, sha, path in entries:
-            if kind == "commit":
-                unreadable[path] = "a git submodule (its commit is not fetched)"
-                continue
-            if not _safe_path(path):
-                unreadable[path] = "a path that leaves the tree"
-                continue
-            where = target / path
-            where.parent.mkdir(parents=True, exist_ok=True)
-            if mode == "120000":
-                links.append((where, contents[sha].decode("utf-8", errors="replace")))
-                continue
-            where.write_bytes(contents[sha])
-            if mode == "100755":
-                where.chmod(0o755)
-        for where, points_to in links:
-            relative = where.relative_to(target).as_posix()
-            if os.path.isabs(points_to):
-                unreadable[relative] = f"a symbolic link out of the repository (to {points_to})"
-                continue
-            where.symlink_to(points_to)
-        # a link inside the tree may still lead out of it through others (or nowhere)
-        root = os.path.realpath(target)
-        for where, points_to in links:
-            relative = where.relative_to(target).as_posix()
-            if relative in unreadable:
-                continue
-            resolved = os.path.realpath(where)
-            if os.path.commonpath([root, resolved]) != root or not os.path.exists(resolved):
-                where.unlink()
-                unreadable[relative] = (
-                    f"a symbolic link out of the repository (to {points_to})"
-                    if os.path.commonpath([root, resolved]) != root
-                    else f"a symbolic link to nothing (to {points_to})"
-                )
-        return target, unreadable
+        with self.errors():
+            return target, write_tree(commit, target, self._check_budget)
 
-    def _blobs(self, shas: list[str]) -> dict[str, bytes]:
-        """Every blob's bytes, from one `git cat-file --batch`."""
-        if not shas:
-            return {}
-        wanted = sorted(set(shas))
-        output = self.git_bytes(
-            "cat-file", "--batch", stdin="".join(f"{s}\n" for s in wanted).encode()
-        )
-        found: dict[str, bytes] = {}
-        position = 0
-        for sha in wanted:
-            end = output.index(b"\n", position)
-            header = output[position:end].split()
-            size = int(header[2])
-            found[sha] = output[end + 1 : end + 1 + size]
-            position = end + 1 + size + 1
-        return found
+    def _check_budget(self) -> None:
+        if self.budget.expired:
+            raise GitSourceError(f"git: stopped, {self.budget.why()}")
 
 
 ABANDONED_AFTER = 24 * 3600.0  # a run's tree still there a day later: its run was killed
@@ -387,42 +328,31 @@ def _forget_abandoned(work: Path) -> None:
                 shutil.rmtree(old, ignore_errors=True)
 
 
-def _entry(item: bytes) -> tuple[str, str, str, str]:
-    """(mode, type, sha, path) of one `ls-tree -z` entry."""
-    info, _, path = item.partition(b"\t")
-    mode, kind, sha = info.decode().split()
-    return mode, kind, sha, path.decode("utf-8", errors="surrogateescape")
+def _subject(message: str | bytes) -> str:
+    """A commit's subject as `git log --format=%s` gives it: its first paragraph (past any
+    blank lines) on one line. (GitPython leaves a message its encoding cannot read as bytes.)"""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", errors="replace")
+    lines = iter(message.splitlines())
+    subject: list[str] = []
+    for line in lines:
+        if line.strip() or subject:
+            if not line.strip():
+                break
+            subject.append(line.rstrip())
+    return " ".join(subject)
 
 
-def _safe_path(path: str) -> bool:
-    parts = path.split("/")
-    return not path.startswith("/") and ".." not in parts and "" not in parts
+def _stderr(error: git.GitCommandError) -> str:
+    """What git wrote on its standard error (GitPython keeps it formatted for its message)."""
+    if isinstance(error, GitFailed):
+        return error.reason
+    return str(error.stderr).removeprefix("\n  stderr: '").removesuffix("'")
 
 
-def _environment(credentials: Mapping[str, str]) -> dict[str, str]:
-    """The environment git runs with: the process's, less the GIT_* variables that would
-    point it elsewhere or run something, plus ours (credentials, safe protocol settings)."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES
-    }
-    env.update(credentials)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    count = int(env.get("GIT_CONFIG_COUNT", "0"))
-    # only the transports a URL may name (check_url): `ext::` and other helpers never run
-    settings = [("protocol.allow", "never"), ("core.hooksPath", os.devnull)]
-    settings += [(f"protocol.{name}.allow", "always") for name in _PROTOCOLS]
-    for key, value in settings:
-        env[f"GIT_CONFIG_KEY_{count}"] = key
-        env[f"GIT_CONFIG_VALUE_{count}"] = value
-        count += 1
-    env["GIT_CONFIG_COUNT"] = str(count)
-    return env
-
-
-def _why(stderr: bytes, status: int) -> str:
+def _why(stderr: str, status: object) -> str:
     """git's own reason (its last `fatal:`/`error:` line), credentials scrubbed."""
-    text = stderr.decode("utf-8", errors="replace")
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     reasons = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines[-1:]
     reason = reasons[-1] if reasons else f"git exited with {status}"
     return scrub(reason)

@@ -114,6 +114,37 @@ def test_inherited_git_variables_run_nothing(repo: Path, tmp_path: Path) -> None
     assert works.returncode == 0, works.stderr[-1500:]
 
 
+def test_variables_gitpython_reads_neither_run_nor_redirect_anything(
+    repo: Path, tmp_path: Path
+) -> None:
+    """GitPython runs GIT_PYTHON_GIT_EXECUTABLE when it is imported, and opens the repository
+    GIT_COMMON_DIR / GIT_OBJECT_DIRECTORY name: a run reads its own cache whatever they say."""
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil-git"
+    evil.write_text(f'#!/bin/sh\ntouch {marker}\nexec git "$@"\n')
+    evil.chmod(0o755)
+    other = tmp_path / "other"
+    (other / "apps").mkdir(parents=True)
+    (other / "apps" / "other.yaml").write_text(yaml.safe_dump(configmap("other")))
+    git(other, "init", "-q", "-b", "main")
+    git(other, "add", "-A")
+    git(other, "commit", "-qm", "another repository")
+    env = {
+        "GIT_PYTHON_GIT_EXECUTABLE": str(evil),
+        "GIT_PYTHON_REFRESH": "quiet",
+        "GIT_PYTHON_TRACE": "full",
+        "GIT_COMMON_DIR": str(other / ".git"),
+        "GIT_OBJECT_DIRECTORY": str(other / ".git" / "objects"),
+        "GIT_WORK_TREE": str(other),
+    }
+    out = tmp_path / "out"
+    done = run_git(tmp_path, f"file://{repo}", "--local", "apps", "--output-dir", str(out), env=env)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert not marker.exists(), "GIT_PYTHON_GIT_EXECUTABLE was run"
+    assert set(dumped(out)) == {"a"}, "another repository was read"
+    assert "cmdline" not in done.stderr  # no GitPython trace
+
+
 # -- the tree as committed ----------------------------------------------------------------------
 
 
