@@ -49,8 +49,8 @@ class HookCaller:
         budget = budget or Budget()
 
         def webhooks() -> WebhookTransport:
-            # Imported here, at the first webhook call: urllib3 and ssl are a fifth of the
-            # start-up of a run whose hooks are all commands.
+            # Imported here, at the first webhook call: requests, urllib3 and ssl are a fifth
+            # of the start-up of a run whose hooks are all commands.
             from reconcile.hooks.webhook import POOL_SIZE, WebhookTransport
 
             return WebhookTransport(

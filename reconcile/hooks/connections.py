@@ -1,48 +1,67 @@
-"""Where webhook connections come from: urllib3 pool managers, one per (proxy, TLS settings),
-each keeping `pool_size` connections per host alive for the whole run.
+"""Where webhook connections come from: one `requests.Session` for the run, its adapter keeping
+`pool_size` connections per host alive for the whole run.
 
-A hook's URL is parsed once (`specs.hook_url`), and the connection pool is given the scheme,
-host and port of that parse, never the URL's text to read again its own way: the host the
-allow-list approved is the host connected to (or, through a proxy, the host the proxy is asked
-for, in a URL rebuilt from the same parts).
+The environment is read by requests, as it reads it for any session with `trust_env`, once per
+hook URL (`route`): `HTTP(S)_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host (a suffix,
+`*`, a host:port, an IP or a CIDR range), and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` for the CAs
+to trust, else certifi's bundle. A webhook's own CA (its `caBundle`) replaces them. One thing is
+added to requests' reading: an IPv6 address in a range `NO_PROXY` names is reached directly too,
+as curl reaches it (requests matches ranges for IPv4 addresses only). A user and password in a
+proxy's URL go to that proxy alone (`Proxy-Authorization`), as requests sends them.
 
-The environment is read once per hook URL, as curl and requests read it:
-`HTTP(S)_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host (a suffix, `*`, a host:port, an
-IP or a CIDR range), and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` for the CAs to trust, else
-certifi's bundle. A webhook's own CA (its `caBundle`) replaces them.
+A hook's URL is parsed once (`specs.hook_url`): requests is given the URL rebuilt from that
+parse, which it must prepare unchanged, and the connection pool is chosen from the scheme, host
+and port of that same parse: the host the allow-list approved is the host connected to (or,
+through a proxy, the host the proxy is asked for).
+
+`HookAdapter` is requests' HTTPAdapter with two pieces of urllib3 (requests' own transport)
+that requests' public interface has no word for: its pools are `deadline.WATCHED_POOLS`, whose
+connections a CallWatcher can cut (requests, like urllib3, bounds each socket read, not a whole
+call), and the pool key comes from our parse, not from a second reading of the URL. Nothing
+else of requests' is changed, but what the session is set up without: no redirect is followed
+(each call says so), no cookie is kept or sent, no `~/.netrc` is read and no default header is
+added: a request carries only the headers the transport gives it.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import http.cookiejar
 import ipaddress
 import os
 import threading
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
-from urllib3 import BaseHTTPResponse, PoolManager, ProxyManager
+import requests
+from requests.adapters import HTTPAdapter
+from requests.auth import AuthBase
+from requests.utils import (
+    DEFAULT_CA_BUNDLE_PATH,
+    get_environ_proxies,
+    prepend_scheme_if_needed,
+    select_proxy,
+)
+from urllib3 import PoolManager
+from urllib3.exceptions import ProxySchemeUnknown
 
 from reconcile.hooks.deadline import WATCHED_POOLS
-from reconcile.objects.redact import split_userinfo
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hook_url import HookUrl, parse_hook_url
-
-#: A pool manager's settings: proxy, CA file, client certificate and key files.
-_ManagerKey = tuple[str | None, str | None, tuple[str, str] | None]
 
 
 @dataclass(frozen=True)
 class Route:
     """How one URL is reached: the URL as parsed once (`endpoint`), through which proxy (None:
-    directly), trusting which CAs, and the basic authorization the user and password in the URL
-    make (None: there are none)."""
+    directly), trusting which CAs (`verify`: a bundle the environment names, or True for
+    certifi's), and the basic authorization the user and password in the URL make (None:
+    there are none)."""
 
     endpoint: HookUrl
     proxy: str | None
-    ca_file: str | None
+    verify: str | bool
     authorization: str | None
 
     @property
@@ -50,15 +69,65 @@ class Route:
         """The URL without its user and password, rebuilt from the parsed parts."""
         return self.endpoint.url
 
+    @property
+    def ca_file(self) -> str | None:
+        return self.verify if isinstance(self.verify, str) else None
+
+
+class _HeadersOnly(AuthBase):
+    """The session's authentication: none of its own, so that requests reads no ~/.netrc (it
+    would for a request without one); the Authorization header, if any, is the transport's."""
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        return request
+
+
+class HookAdapter(HTTPAdapter):
+    """requests' adapter with watched pools, keyed by the URL as `parse_hook_url` reads it."""
+
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        _watch(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        scheme = proxy.partition("://")[0].lower()
+        if scheme not in ("http", "https"):  # SOCKS: no pool a CallWatcher could cut
+            raise ProxySchemeUnknown(scheme)
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        _watch(manager)
+        return manager
+
+    def build_connection_pool_key_attributes(
+        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        _, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        endpoint = parse_hook_url(request.url or "")
+        return {"scheme": endpoint.scheme, "host": endpoint.host, "port": endpoint.port}, (
+            pool_kwargs
+        )
+
+
+def _watch(manager: PoolManager) -> None:
+    """Connections a CallWatcher can cut (deadline.py), proxied ones too."""
+    manager.pool_classes_by_scheme = WATCHED_POOLS
+
 
 class HookConnections:
     """Thread-safe."""
 
     def __init__(self, pool_size: int) -> None:
-        self._pool_size = pool_size
         self._lock = threading.Lock()
         self._routes: dict[str, Route] = {}
-        self._managers: dict[_ManagerKey, PoolManager] = {}
+        self.session = requests.Session()
+        self.session.trust_env = True  # requests' proxies, NO_PROXY and CA bundle variables
+        self.session.headers.clear()
+        self.session.auth = _HeadersOnly()
+        self.session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+        adapter = HookAdapter(pool_connections=32, pool_maxsize=pool_size, pool_block=False)
+        for scheme in ("http://", "https://"):
+            self.session.mount(scheme, adapter)
 
     def route(self, url: str) -> Route:
         """How `url` is reached, worked out once per URL. Raises HookUrlError (a ValueError)
@@ -66,139 +135,107 @@ class HookConnections:
         with self._lock:
             found = self._routes.get(url)
         if found is None:
-            found = _route(url)
+            found = self._route(url)
             with self._lock:
                 self._routes[url] = found
         return found
 
-    def manager(
-        self, route: Route, ca_file: str | None, client_cert: tuple[str, str] | None
-    ) -> PoolManager:
-        """The pool manager for `route`: `ca_file` (the hook's own CA) and `client_cert` (its
-        client certificate and key files) as the hook's TLS settings resolved them."""
-        key = (route.proxy, ca_file or route.ca_file, client_cert)
-        with self._lock:
-            found = self._managers.get(key)
-            if found is None:
-                found = self._managers[key] = self._new_manager(*key)
-            return found
+    def _route(self, url: str) -> Route:
+        endpoint = parse_hook_url(url)
+        authorization = None
+        if endpoint.has_userinfo:
+            encoded = base64.b64encode(f"{endpoint.user}:{endpoint.password}".encode()).decode()
+            remember_credential(endpoint.password)
+            remember_credential(encoded)
+            authorization = f"Basic {encoded}"
+        settings = self.session.merge_environment_settings(endpoint.url, {}, True, None, None)
+        proxy = _chosen_proxy(endpoint, settings["proxies"])
+        return Route(endpoint, proxy, settings["verify"], authorization)
 
-    def post(self, manager: PoolManager, route: Route, **request: Any) -> BaseHTTPResponse:
-        """POST on `manager`'s pool for exactly the route's scheme, host and port; `request`:
-        urllib3's urlopen arguments (body, headers, timeout, ...)."""
-        endpoint = route.endpoint
-        pool = manager.connection_from_host(
-            endpoint.host_for_url, port=endpoint.port, scheme=endpoint.scheme
+    def send(
+        self,
+        route: Route,
+        *,
+        data: bytes,
+        headers: dict[str, str],
+        timeout: float,
+        ca_file: str | None,
+        client_cert: tuple[str, str] | None,
+    ) -> requests.Response:
+        """POST `data` to the route's URL (the response's body not read yet): through the
+        route's proxy, trusting `ca_file` (the hook's own CA) or the route's CAs, with
+        `client_cert` (its client certificate and key files)."""
+        prepared = self.session.prepare_request(
+            requests.Request("POST", route.url, data=data, headers=headers)
         )
-        target = endpoint.target
-        if isinstance(manager, ProxyManager) and endpoint.scheme == "http":
-            # an HTTP proxy forwards plain http: it is asked for the absolute URL, rebuilt from
-            # the parts checked (an https hook goes through a tunnel to its host and port)
-            target = endpoint.url
-            request["headers"] = {"Host": endpoint.netloc, **request.get("headers", {})}
-        response: BaseHTTPResponse = pool.urlopen(
-            "POST", target, assert_same_host=False, redirect=False, **request
+        # requests requotes the path (`%41` is sent as `A`): the URL sent is the one checked
+        prepared.url = route.url
+        return self.session.send(
+            prepared,
+            stream=True,
+            allow_redirects=False,
+            timeout=(timeout, timeout),
+            verify=ca_file or route.verify,
+            cert=client_cert,
+            proxies={route.endpoint.scheme: route.proxy} if route.proxy else {},
         )
-        return response
 
     def close(self) -> None:
-        with self._lock:
-            for manager in self._managers.values():
-                manager.clear()
-            self._managers.clear()
-
-    def _new_manager(
-        self, proxy: str | None, ca_file: str | None, client_cert: tuple[str, str] | None
-    ) -> PoolManager:
-        settings: dict[str, object] = {
-            "num_pools": 32,
-            "maxsize": self._pool_size,
-            "block": False,
-            "cert_reqs": "CERT_REQUIRED",
-            "ca_certs": ca_file,
-        }
-        if client_cert is not None:
-            settings["cert_file"], settings["key_file"] = client_cert
-        if proxy:
-            proxy, authorization = _without_credentials(proxy)
-            headers = {"Proxy-Authorization": authorization} if authorization else None
-            manager: PoolManager = ProxyManager(proxy, proxy_headers=headers, **settings)  # type: ignore[arg-type]
-        else:
-            manager = PoolManager(**settings)  # type: ignore[arg-type]
-        # Connections a CallWatcher can cut (deadline.py), proxied ones too
-        manager.pool_classes_by_scheme = WATCHED_POOLS
-        return manager
+        self.session.close()
 
 
-def _without_credentials(url: str) -> tuple[str, str | None]:
-    """`url` without its user and password, and the basic authorization they make (None:
-    there are none), as curl and requests send them."""
-    bare, user, password = split_userinfo(url)
-    if not (user or password):
-        return bare, None
-    encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
-    remember_credential(password)
-    remember_credential(encoded)
-    return bare, f"Basic {encoded}"
+def _chosen_proxy(endpoint: HookUrl, proxies: dict[str, str]) -> str | None:
+    """The proxy requests would choose for `endpoint` among the environment's, its credentials
+    remembered (to be scrubbed from any message quoting it); None when NO_PROXY names an IPv6
+    range the host is in."""
+    proxy = select_proxy(endpoint.url, proxies)
+    if not proxy:
+        return None
+    _remember_userinfo(proxy)
+    if ":" in endpoint.host and _in_ipv6_range(endpoint.host):
+        return None
+    return proxy
 
 
-def _route(url: str) -> Route:
-    endpoint = parse_hook_url(url)
-    authorization = None
-    if endpoint.has_userinfo:
-        encoded = base64.b64encode(f"{endpoint.user}:{endpoint.password}".encode()).decode()
-        remember_credential(endpoint.password)
-        remember_credential(encoded)
-        authorization = f"Basic {encoded}"
-    return Route(
-        endpoint=endpoint,
-        proxy=proxy_for(endpoint.scheme, endpoint.host, endpoint.port),
-        ca_file=default_ca_file(),
-        authorization=authorization,
-    )
+def _remember_userinfo(proxy: str) -> None:
+    """A proxy URL's password (and the basic authorization it makes), read leniently: a URL
+    requests cannot parse is quoted in its error."""
+    authority = proxy.partition("://")[2].partition("/")[0]
+    userinfo, at, _ = authority.rpartition("@")
+    if not at:
+        return
+    user, _, password = userinfo.partition(":")
+    if password:
+        remember_credential(unquote(password))
+        plain = f"{unquote(user)}:{unquote(password)}".encode()
+        remember_credential(base64.b64encode(plain).decode())
+
+
+def _in_ipv6_range(host: str) -> bool:
+    """Whether NO_PROXY (read as requests reads it) names an IPv6 address or range, in
+    brackets or not, that `host` is in."""
+    no_proxy = os.environ.get("no_proxy") or os.environ.get("NO_PROXY") or ""
+    address = ipaddress.ip_address(host)
+    for entry in no_proxy.replace(" ", "").split(","):
+        with contextlib.suppress(ValueError):
+            if address in ipaddress.ip_network(entry.strip("[]"), strict=False):
+                return True
+    return False
 
 
 def proxy_for(scheme: str, host: str, port: int | None) -> str | None:
     """The proxy the environment gives for this scheme and host, or None."""
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(scheme) or proxies.get("all")
-    if not proxy or _bypassed(host, port, proxies.get("no", "")):
-        return None
-    return proxy if "://" in proxy else f"http://{proxy}"
-
-
-def _bypassed(host: str, port: int | None, no_proxy: str) -> bool:
-    host = host.lower().strip("[]")
-    address = None
-    with contextlib.suppress(ValueError):
-        address = ipaddress.ip_address(host)
-    for entry in (e.strip().lower() for e in no_proxy.replace(" ", ",").split(",")):
-        if not entry:
-            continue
-        if entry == "*":
-            return True
-        if address is not None:
-            with contextlib.suppress(ValueError):
-                if address in ipaddress.ip_network(entry.strip("[]"), strict=False):
-                    return True
-            continue
-        name, _, entry_port = entry.partition(":")
-        if entry_port and entry_port != str(port):
-            continue
-        name = name.lstrip(".")
-        if host == name or host.endswith("." + name):
-            return True
-    return False
+    netloc = f"[{host}]" if ":" in host else host
+    url = f"{scheme}://{netloc}{f':{port}' if port else ''}/"
+    endpoint = parse_hook_url(url)
+    proxy = _chosen_proxy(endpoint, get_environ_proxies(endpoint.url))
+    return prepend_scheme_if_needed(proxy, "http") if proxy else None
 
 
 def default_ca_file() -> str | None:
-    """The CA bundle to trust when a hook names none (None: the system's)."""
+    """The CA bundle to trust when a hook names none, as requests picks it: the environment's,
+    else certifi's."""
     named = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if named:
         return named
-    try:
-        import certifi
-    except ImportError:  # pragma: no cover - certifi comes with urllib3's users
-        return None
-    where: str = certifi.where()
-    return where
+    return DEFAULT_CA_BUNDLE_PATH

@@ -1,11 +1,13 @@
 """A deadline on a whole webhook call, not on each socket read.
 
-urllib3's timeouts bound each socket operation: a server that trickles its answer a byte at a
-time (status line, headers or body) never trips them, and holds the run past `--max-duration`
-and past SIGTERM. So every call is watched: a call whose own timeout has passed, or whose run
-has ended (the budget, or a signal), has its connection's socket shut down by a watcher thread,
-which wakes the blocked read at once. The call then fails as a timeout (or stops the run), never
-with what it had half read.
+requests' timeouts, which are urllib3's, bound each socket operation: a server that trickles its
+answer a byte at a time (status line, headers or body) never trips them, and holds the run past
+`--max-duration` and past SIGTERM. requests has no deadline for a whole call, so it is kept on
+urllib3, requests' transport (the session's adapter uses `WATCHED_POOLS`: connections.py).
+Every call is watched: a call whose own timeout has passed, or whose run has ended (the budget,
+or a signal), has its connection's socket shut down by a watcher thread, which wakes the
+blocked read at once. The call then fails as a timeout (or stops the run), never with what it
+had half read.
 
 Connections are pooled: a connection is watched only while a call holds it (from the request
 until its answer is read or given back), so a connection back in the pool is never cut.

@@ -1,4 +1,6 @@
-"""Webhook hooks: POST the request as JSON, read a JSON object back."""
+"""Webhook hooks: POST the request as JSON, read a JSON object back, over requests
+(connections.py: the session, its proxies and TLS settings; deadline.py: one deadline for the
+whole call)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import urllib3
-from urllib3 import BaseHTTPResponse
+import requests
 from urllib3 import exceptions as http_errors
 
 from reconcile.budget import Budget, BudgetExhausted
@@ -30,6 +31,7 @@ from reconcile.hooks.errors import (
 )
 from reconcile.hooks.etag import EtagCache, cache_key
 from reconcile.hooks.parse import parse_object
+from reconcile.secret_values import scrub
 from reconcile.specs.hook_hosts import host_allowed
 from reconcile.specs.hooks import HookSpec, WebhookSpec
 
@@ -145,7 +147,7 @@ class WebhookTransport:
         response, timeout, attempts = self._post_with_retries(
             hook, spec, route, data, headers, watch, security
         )
-        status = response.status
+        status = response.status_code
         log.debug(
             "%s: %s hook %s answered %d after %d attempt(s)",
             hook.owner,
@@ -155,7 +157,7 @@ class WebhookTransport:
             attempts,
         )
         if status in (304, 412) and entry is not None:
-            self._give_back(response, watch, consumed=False)
+            self._give_back(response, watch)
             body = parse_object(hook, entry.body, "cached response body")
             return HookResult(body, self._clock() - start, cached=True, attempts=attempts)
         limit = MAX_RESPONSE_BYTES if status == 200 else BODY_EXCERPT * 4
@@ -192,16 +194,16 @@ class WebhookTransport:
         headers: dict[str, str],
         watch: CallWatch,
         security: ResolvedSecurity,
-    ) -> tuple[BaseHTTPResponse, float, int]:
+    ) -> tuple[requests.Response, float, int]:
         """The response (its body not read yet), its timeout and how many attempts it took:
         a 429 is retried `max_429_retries` times, honouring Retry-After within the budget."""
         attempts = 0
         while True:
             attempts += 1
             response, timeout = self._post(hook, spec, route, data, headers, watch, security)
-            if response.status != 429 or attempts > self.max_429_retries:
+            if response.status_code != 429 or attempts > self.max_429_retries:
                 break
-            self._give_back(response, watch, consumed=False)  # before waiting
+            self._give_back(response, watch)  # before waiting
             asked = response.headers.get("Retry-After")
             delay = parse_retry_after(asked)
             if delay >= self._budget.remaining():
@@ -228,18 +230,18 @@ class WebhookTransport:
     def _read(
         self,
         hook: HookSpec,
-        response: BaseHTTPResponse,
+        response: requests.Response,
         limit: int,
         timeout: float,
         watch: CallWatch,
     ) -> bytearray:
         """The body, streamed: a 200 over MAX_RESPONSE_BYTES fails the call; another status
         keeps only the start (the error's excerpt needs no more)."""
-        # one growing buffer, not a list of chunks joined at the end: half the peak memory
+        # one growing buffer, not a list of chunks joined at the end: half the peak memory;
+        # decoded (gzip, deflate) a chunk at a time, each at most 64 KiB once decoded
         body = bytearray()
-        consumed = False
         try:
-            for chunk in response.stream(64 * 1024):
+            for chunk in response.iter_content(64 * 1024):
                 body += chunk
                 if len(body) <= limit:
                     continue
@@ -249,25 +251,22 @@ class WebhookTransport:
                         hook, "too-large", f"response body over the {mib} MiB limit on a hook"
                     )
                 break
-            else:
-                consumed = True
-        except (http_errors.HTTPError, OSError) as exc:
+        except _TRANSPORT_ERRORS as exc:
             if watch.cut:
                 raise self._cut(hook, timeout) from None
             raise self._transport_error(hook, exc, timeout, bounded=True, reading=True) from None
         finally:
-            self._give_back(response, watch, consumed=consumed)
+            self._give_back(response, watch)
         if watch.cut:  # what was read ended where the socket was cut
             raise self._cut(hook, timeout)
         return body
 
-    def _give_back(self, response: BaseHTTPResponse, watch: CallWatch, *, consumed: bool) -> None:
+    def _give_back(self, response: requests.Response, watch: CallWatch) -> None:
         """The connection goes back to its pool: kept alive when the whole body was read,
-        else closed (what is left of the body would be read as the next answer)."""
+        else closed (what is left of the body would be read as the next answer), as requests'
+        close() does."""
         self._watcher.release(watch)
-        if not consumed:
-            response.close()
-        response.release_conn()
+        response.close()
 
     def _cut(self, hook: HookSpec, timeout: float) -> Exception:
         """The call the watcher cut: the run's end, or the hook's own timeout."""
@@ -286,29 +285,27 @@ class WebhookTransport:
         headers: dict[str, str],
         watch: CallWatch,
         security: ResolvedSecurity,
-    ) -> tuple[BaseHTTPResponse, float]:
+    ) -> tuple[requests.Response, float]:
         """The response (its body not read yet) and the timeout it was given."""
         self._budget.check(f"{hook.owner}: {hook.name} hook {hook.target}")
         timeout = self._budget.bound(spec.timeout)
         self._watcher.start_attempt(watch, timeout)
         try:
-            manager = self.connections.manager(route, security.ca_file, security.client_cert)
-            response = self.connections.post(
-                manager,
+            response = self.connections.send(
                 route,
-                body=data,
+                data=data,
                 headers=headers,
-                timeout=urllib3.Timeout(connect=timeout, read=timeout),
-                retries=False,
-                preload_content=False,
+                timeout=timeout,
+                ca_file=security.ca_file,
+                client_cert=security.client_cert,
             )
-        except (http_errors.HTTPError, OSError) as exc:
+        except _TRANSPORT_ERRORS as exc:
             if watch.cut:
                 raise self._cut(hook, timeout) from None
             bounded = timeout < spec.timeout
             raise self._transport_error(hook, exc, timeout, bounded=bounded) from None
         if watch.cut:
-            self._give_back(response, watch, consumed=False)
+            self._give_back(response, watch)
             raise self._cut(hook, timeout)
         return response, timeout
 
@@ -323,6 +320,7 @@ class WebhookTransport:
     ) -> Exception:
         """BudgetExhausted when the request timed out because the run's budget ended (its
         timeout was cut short by it), else the HookError saying what went wrong."""
+        exc = _cause(exc)
         if isinstance(exc, http_errors.TimeoutError) and bounded and self._budget.expired:
             return BudgetExhausted(
                 f"{hook.owner}: {hook.name} hook {hook.target}", self._budget.why()
@@ -330,11 +328,27 @@ class WebhookTransport:
         return _hook_error(hook, exc, timeout, reading=reading)
 
 
+#: What a call may raise on its way: requests' errors, urllib3's own (a body read by
+#: iter_content past what requests wraps), and the socket's.
+_TRANSPORT_ERRORS = (requests.RequestException, http_errors.HTTPError, OSError)
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """What urllib3 (or the socket) raised under requests' error: requests wraps urllib3's
+    errors in its own (a failed connection in urllib3's MaxRetryError first), and the message
+    says what urllib3 said."""
+    if isinstance(exc, requests.RequestException) and exc.args:
+        exc = exc.args[0] if isinstance(exc.args[0], BaseException) else exc
+    if isinstance(exc, http_errors.MaxRetryError) and exc.reason is not None:
+        exc = exc.reason
+    return exc
+
+
 def _hook_error(
     hook: HookSpec, exc: BaseException, timeout: float, *, reading: bool = False
 ) -> HookError:
-    # urllib3 raises its own errors (retries are off): NewConnectionError is a
-    # ConnectTimeoutError too, for its older users, so it is looked at first.
+    # urllib3's errors, as requests was given them (it retries nothing): NewConnectionError
+    # is a ConnectTimeoutError too, for its older users, so it is looked at first.
     if isinstance(exc, http_errors.NewConnectionError):
         return HookError(hook, "connection", f"connection failed: {_connection_problem(exc)}")
     if isinstance(exc, http_errors.ConnectTimeoutError):
@@ -351,7 +365,8 @@ def _hook_error(
 
 
 def _connection_problem(exc: BaseException) -> str:
-    text = str(exc)
+    # a proxy URL requests could not parse is quoted whole: its password is scrubbed
+    text = scrub(str(exc))
     found = _ERRNO.search(text)
     if found:
         return found.group(1).strip()
