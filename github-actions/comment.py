@@ -14,13 +14,15 @@ Only `pull_request` and `pull_request_target` events have a pull request to comm
 events are left alone. The comment never fails the job: a token that may not write (a pull
 request from a fork gets a read-only one), GitHub refusing the request or not answering, is a
 warning and a note in the job summary, which holds the report anyway. The token is sent to
-GITHUB_API_URL only (no redirect is followed, no page link elsewhere) and never printed.
+GITHUB_API_URL only (no redirect is followed, no page link elsewhere, no ~/.netrc login
+replaces it) and never printed.
 
 A comment holds at most 65,536 characters: a longer report is cut at a line (an open code
 fence or `<details>` closed), and the comment says what was left out and that the job summary
 has all of it.
 
-Standard library only, so that it runs with any Python.
+It runs with the Python of the action's virtual environment, where reconcile is installed
+with its dependencies: the API is spoken with requests (github_api.py, beside it).
 
 Usage: python comment.py --markdown PATH --key KEY [--exit-code N], with the token in
 RECONCILE_COMMENT_TOKEN and the runner's GITHUB_* variables (GITHUB_EVENT_NAME,
@@ -35,24 +37,17 @@ import json
 import os
 import re
 import sys
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from email.message import Message
-from typing import IO, Any
+from typing import Any
+
+from github_api import Client, GitHubError, Identity  # beside this file, as the step runs it
 
 MAX_BODY = 65_536  # characters GitHub takes in a comment
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 TOKEN_VARIABLE = "RECONCILE_COMMENT_TOKEN"
 WORKFLOW_TOKEN_VARIABLE = "RECONCILE_WORKFLOW_TOKEN"  # the job's GITHUB_TOKEN, to compare
-TIMEOUT = 30.0  # seconds for one request
-RETRY_DELAY = 2.0  # seconds before the one retry of a read or an edit
-MAX_PAGES = 100  # of 100 comments each
 TITLE = "reconcile"
-ACTIONS_BOT = "github-actions[bot]"  # who writes with the workflow's GITHUB_TOKEN
 _MARKER_SAFE = " /._:()[]@+=,"  # everything else in a key is %-quoted: no `-->` ends the marker
 
 
@@ -155,158 +150,7 @@ def _closers(lines: list[str]) -> str:
     return (f"\n{fence}" if fence else "") + "\n\n</details>" * depth
 
 
-# -- the API ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a token writes as: a login (and its id when GitHub said it)."""
-
-    login: str
-    id: int | None = None
-
-    def wrote(self, comment: Mapping[str, Any]) -> bool:
-        user = comment.get("user")
-        if not isinstance(user, dict) or not isinstance(user.get("login"), str):
-            return False
-        if user["login"].casefold() != self.login.casefold():
-            return False
-        return self.id is None or user.get("id") == self.id
-
-
-class GitHubError(Exception):
-    def __init__(self, status: int | None, message: str) -> None:
-        super().__init__(message)
-        self.status = status  # None: no answer
-        self.message = message
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an error: followed, it would carry the token to another host."""
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: Message,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        return None
-
-
-@dataclass
-class Client:
-    api: str  # GITHUB_API_URL, without a trailing /
-    token: str = field(repr=False)
-    timeout: float = TIMEOUT
-    retry_delay: float = RETRY_DELAY
-
-    def __post_init__(self) -> None:
-        self._opener = urllib.request.build_opener(_NoRedirect)
-
-    def comments(self, repository: str, number: int) -> Iterator[dict[str, Any]]:
-        """The pull request's comments, oldest first, a page at a time."""
-        url: str | None = f"{self._repo(repository)}/issues/{number}/comments?per_page=100"
-        for _ in range(MAX_PAGES):
-            if url is None:
-                return
-            page, headers = self._call("GET", url, retry=True)
-            if not isinstance(page, list):
-                raise GitHubError(None, "the list of comments is not a list")
-            yield from (comment for comment in page if isinstance(comment, dict))
-            url = _next_page(headers.get("Link") or "")
-            if url is not None and not url.startswith(f"{self.api}/"):
-                return  # the token goes to the API only
-
-    def identity(self, *, workflow_token: bool) -> Identity | None:
-        """Who the token writes as (None: it cannot be told; raises GitHubError for a token
-        that is not accepted, or an API that has no such path). `workflow_token`: the token is
-        the job's own GITHUB_TOKEN, whose comments are github-actions[bot]'s; another
-        installation token (a GitHub App's) writes as its app's bot, which cannot be told."""
-        try:
-            user, _ = self._call("GET", f"{self.api}/user", retry=True)
-        except GitHubError as exc:
-            if exc.status == 403 and "integration" in exc.message:
-                return Identity(ACTIONS_BOT) if workflow_token else None
-            if exc.status is not None and exc.status < 500 and exc.status != 403:
-                raise  # not accepted, not found: as any other request would be answered
-            return None  # no answer, a server error, another refusal: unknown
-        login = user.get("login") if isinstance(user, dict) else None
-        if not isinstance(login, str) or not login:
-            return None
-        user_id = user.get("id") if isinstance(user, dict) else None
-        return Identity(login, user_id if isinstance(user_id, int) else None)
-
-    def create(self, repository: str, number: int, body: str) -> dict[str, Any]:
-        url = f"{self._repo(repository)}/issues/{number}/comments"
-        made, _ = self._call("POST", url, {"body": body}, retry=False)  # a retry could post twice
-        return made if isinstance(made, dict) else {}
-
-    def update(self, repository: str, comment: int, body: str) -> dict[str, Any]:
-        url = f"{self._repo(repository)}/issues/comments/{comment}"
-        edited, _ = self._call("PATCH", url, {"body": body}, retry=True)
-        return edited if isinstance(edited, dict) else {}
-
-    def _repo(self, repository: str) -> str:
-        owner, _, name = repository.partition("/")
-        quoted = "/".join(urllib.parse.quote(part, safe="") for part in (owner, name))
-        return f"{self.api}/repos/{quoted}"
-
-    def _call(
-        self, method: str, url: str, payload: Any = None, *, retry: bool
-    ) -> tuple[Any, Mapping[str, str]]:
-        try:
-            return self._request(method, url, payload)
-        except GitHubError as exc:
-            if not retry or (exc.status is not None and exc.status < 500):
-                raise
-        time.sleep(self.retry_delay)
-        return self._request(method, url, payload)
-
-    def _request(self, method: str, url: str, payload: Any) -> tuple[Any, Mapping[str, str]]:
-        data = None if payload is None else json.dumps(payload).encode()
-        headers = {
-            "Accept": "application/vnd.github+json",
-            "Authorization": f"Bearer {self.token}",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "reconcile-github-action",
-        }
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                raw = response.read()
-                answer_headers = {k: v for k, v in response.headers.items()}
-        except urllib.error.HTTPError as exc:
-            raise GitHubError(exc.code, self._scrub(_message(exc))) from None
-        except (OSError, ValueError) as exc:  # URLError, a timeout, a refused connection
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise GitHubError(None, self._scrub(str(reason) or type(exc).__name__)) from None
-        try:
-            return (json.loads(raw) if raw.strip() else None), answer_headers
-        except ValueError:
-            raise GitHubError(None, "an answer that is not JSON") from None
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
-
-
-def _message(error: urllib.error.HTTPError) -> str:
-    try:
-        answer = json.loads(error.read(65536) or b"null")
-    except (OSError, ValueError):
-        answer = None
-    if isinstance(answer, dict) and isinstance(answer.get("message"), str):
-        return " ".join(answer["message"].split())
-    return str(error.reason)
-
-
-def _next_page(link: str) -> str | None:
-    found = re.search(r'<([^>]+)>\s*;\s*rel="next"', link)
-    return found.group(1) if found else None
+# -- the API (github_api.py) and the comment in it ----------------------------------------
 
 
 def find(

@@ -9,8 +9,10 @@ copy of this one); the others run this test run's own environment, their install
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,6 +106,17 @@ def test_install_preview_then_apply(
     assert kubeconfig not in preview.stdout + preview.stderr
     config = runner_temp / "reconcile-kubeconfig"
     assert config.stat().st_mode & 0o777 == 0o600
+    # the comment step's interpreter is the installed venv's: it has what comment.py imports
+    commenting = subprocess.run(
+        [venv / "bin" / "python", action / "comment.py", "--markdown=none", "--key=k"],
+        env={"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": "push"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert commenting.returncode == 0, commenting.stderr[-2000:]
+    assert "no comment: the event is push" in commenting.stdout
 
     checked = run_action(action, {**inputs, "dry-run": "server"}, runner_temp, cwd=tmp_path)
     assert "reconcile is installed in" in checked.stdout
