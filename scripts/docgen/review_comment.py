@@ -69,7 +69,11 @@ def _repository(scratch: Path) -> Path:
 
 
 def _compose() -> Any:
-    """The action's `compose` (github-actions/comment.py, a script of the action's)."""
+    """The action's `compose` (github-actions/comment.py, a script of the action's, which
+    imports its neighbour github_api.py as the step that runs it can)."""
+    scripts = str(ROOT / "github-actions")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
     spec = importlib.util.spec_from_file_location("comment", ROOT / "github-actions" / "comment.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
