@@ -171,8 +171,7 @@ class _CachedRepo:
     def _usable(self) -> bool:
         """Whether GitPython opens the cache's repository, and git reads it."""
         try:
-            with self.errors():
-                self._repo = repository(self.git_dir, self.guard)
+            self._repo = repository(self.git_dir, self.guard)  # reads files, runs no git
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return False
         try:
@@ -199,6 +198,10 @@ class _CachedRepo:
                 raise GitSourceError(f"git: {stopped}") from None
             if isinstance(exc, git.GitCommandError):
                 raise GitSourceError(_why(_stderr(exc), exc.status)) from None
+            if isinstance(exc, git.GitError | git.exc.ODBError | ValueError):
+                # an object cat-file could not give (a corrupt or missing one in the cache)
+                reason = scrub(" ".join(str(exc).split()))
+                raise GitSourceError(f"git: cannot read the cache's objects: {reason}") from None
             raise
 
     def command(self, name: str, *args: str) -> str:
@@ -308,8 +311,13 @@ class _CachedRepo:
         _forget_abandoned(work)
         target = Path(tempfile.mkdtemp(prefix=f"{commit.hexsha[:12]}-", dir=work)) / "tree"
         target.mkdir()
+        since = self.guard.stops
         with self.errors():
-            return target, write_tree(commit, target, self._check_budget)
+            unreadable = write_tree(commit, target, self._check_budget)
+        stopped = self.guard.why_stopped(since)
+        if stopped is not None:  # a cat-file process killed mid-read leaves a blob short
+            raise GitSourceError(f"git: {stopped}")
+        return target, unreadable
 
     def _check_budget(self) -> None:
         if self.budget.expired:

@@ -138,3 +138,17 @@ def test_a_corrupt_cache_is_cloned_again(repo: Path, tmp_path: Path) -> None:
     again = checkout(str(repo), "trunk", cache)
     assert again.commit == new
     assert (again.path / "apps" / "app2.yaml").read_text() == "changed\n"
+
+
+def test_a_corrupt_object_in_the_cache_is_an_error_naming_it(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = checkout(str(repo), "trunk", cache)
+    (store,) = cache.glob("*/repo.git")
+    blob = git(repo, "rev-parse", "HEAD:apps/app7.yaml")
+    loose = store / "objects" / blob[:2] / blob[2:]
+    assert loose.is_file()  # the first fetch left its few objects loose
+    loose.chmod(0o644)
+    loose.write_bytes(b"corrupt")
+    with pytest.raises(GitSourceError, match=r"^git: "):
+        checkout(str(repo), "trunk", cache)
+    assert first.commit == git(repo, "rev-parse", "HEAD")
