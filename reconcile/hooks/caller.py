@@ -98,9 +98,11 @@ class HookCaller:
         self._lines.close()
 
     def close(self) -> None:
+        """Ends the command processes and the webhooks' connections and credential files; a
+        later call starts afresh."""
         self._lines.close()
         with self._lock:
-            webhooks = self._webhooks
+            webhooks, self._webhooks = self._webhooks, None
         if webhooks is not None:  # none was made when no webhook was called
             webhooks.close()
 

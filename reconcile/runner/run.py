@@ -69,6 +69,8 @@ class RunLoop:
         self.cluster = cluster
         self.settings = settings
         self.budget = budget or Budget(settings.max_duration, clock)
+        # a caller given is its giver's to close; one made here is closed with the run
+        self._owns_hooks = hooks is None
         # a MapController's calls and writes run beside its parents: twice the workers at once
         self.hooks = hooks or HookCaller(
             budget=self.budget,
@@ -119,7 +121,12 @@ class RunLoop:
             with self.budget.governing():
                 return self._run()
         finally:
-            self.hooks.stop_processes()  # no long-lived hook process outlives the run
+            if self._owns_hooks:
+                # no long-lived hook process outlives the run, nor the files OpenSSL read the
+                # webhooks' certificates and keys from (taken from Secrets)
+                self.hooks.close()
+            else:
+                self.hooks.stop_processes()  # no long-lived hook process outlives the run
 
     def _run(self) -> RunResult:
         self._retries = 0

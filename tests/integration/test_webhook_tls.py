@@ -8,6 +8,7 @@ any message."""
 from __future__ import annotations
 
 import base64
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,8 +130,12 @@ def test_a_hook_behind_tls_and_authentication_is_called(
     issued: Authority,
     tmp_path: Path,
     case: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     namespace = credentials
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     backend.admin.create(widgets, parent(widgets, "secured", namespace))
     mutual = case.startswith("mutual")
     with serve_tls(sync, issued, require_client_cert=mutual) as server:
@@ -141,6 +146,9 @@ def test_a_hook_behind_tls_and_authentication_is_called(
     assert result.errors == [] and result.converged, result.errors
     assert child_of(backend, cms, "secured", namespace) is not None
     assert seen and set(seen) == {EXPECTED_AUTHORIZATION[case]}
+    # the certificates and the client's key taken from Secrets went to files for OpenSSL:
+    # gone with the run
+    assert list(scratch.iterdir()) == []
 
 
 def test_endpoint_configs_apply_to_every_hook_of_their_host(
