@@ -7,13 +7,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from reconcile.engine.actions import Action
 from reconcile.engine.changes import FieldChange
-
-if TYPE_CHECKING:  # the rollout engine is loaded by runs with rolling updates only
-    from reconcile.engine.rollout import RolloutSummary
+from reconcile.engine.rollout_summary import RolloutSummary
 
 
 class Outcome(StrEnum):

@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.writes import ApplyStrategy
-from reconcile.objects.meta import Obj, identity, is_deleting, metadata
+from reconcile.objects.meta import Obj, identity, is_deleting
 from reconcile.objects.resource import ResourceInfo
 from reconcile.schemas.pruning import pruned_object
 from reconcile.specs.controller import OwnedRule, UpdateMethod
@@ -67,25 +67,6 @@ def problem(reason: str) -> Blocked:
 # What stands in the way of creating the desired object (an existing object the parent does not
 # hold), or None when nothing does.
 Occupant = Callable[[Obj], Blocked | None]
-
-
-# The garbage collector's own finalizers: while one is on a parent, the collector deletes (or
-# orphans) its children, and a controller managing them would fight it.
-GC_FINALIZERS = frozenset({"foregroundDeletion", "orphan"})
-
-
-def manages_children(parent: Obj, finalizer: str, has_finalize_hook: bool) -> bool:
-    """Whether a controller changes a parent's children (attachments, outputs) now:
-    Metacontroller's rule (`finalizer.ShouldFinalize`): while the parent is alive, or while it
-    is being deleted, still carries the controller's finalizer, has a finalize hook, and no
-    garbage-collector finalizer. A parent whose finalizer was removed (another finalizer holds
-    it) is left alone: its children are never created again."""
-    if not is_deleting(parent):
-        return True
-    finalizers = metadata(parent).get("finalizers") or []
-    if any(f in GC_FINALIZERS for f in finalizers):
-        return False
-    return has_finalize_hook and finalizer in finalizers
 
 
 @dataclass(frozen=True)

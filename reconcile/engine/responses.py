@@ -14,6 +14,15 @@ class ParentError(ValueError):
     nothing is changed for it, and the other parents go on."""
 
 
+class PlanError(ParentError):
+    """The parent cannot be synced; `problems` says why. Nothing is changed for it."""
+
+    def __init__(self, parent: Obj, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.parent = parent
+        self.problems = problems
+
+
 class ResponseError(ParentError):
     """A hook answered with something unusable; `problems` lists each one."""
 

@@ -1,14 +1,19 @@
 """A parent's status as a controller writes it: the hook's (or the aggregated) status with
-`observedGeneration`, the one field reconcile adds itself."""
+`observedGeneration`, the one field reconcile adds itself; and the write itself, the same for
+every kind (`status_action`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from reconcile.engine.actions import Action, ActionKind
+from reconcile.engine.limits import status_size_problem
+from reconcile.engine.responses import PlanError
 from reconcile.engine.semantic import is_builtin
-from reconcile.objects.jsondata import json_equal
+from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import Obj, metadata
+from reconcile.objects.resource import ResourceInfo
 from reconcile.schemas.pruning import DROP, child_schema, kept, pruned
 
 OBSERVED_GENERATION = "observedGeneration"
@@ -46,6 +51,31 @@ def status_to_write(
     ):
         return None
     return stamped
+
+
+def status_action(
+    resource: ResourceInfo,
+    parent: Obj,
+    wanted: Mapping[str, Any],
+    reason: str,
+    *,
+    stamp: bool = True,
+    schema: Mapping[str, Any] | None = None,
+    base: Obj | None = None,
+) -> Action | None:
+    """The parent's status write (`status_to_write`), through the status subresource; None when
+    the parent has that status already. `base`: the parent as an earlier write of the same plan
+    leaves it (a DecoratorController's target update). PlanError when the parent with that
+    status would be over the API server's limit on a request."""
+    new_status = status_to_write(wanted, parent, stamp=stamp, schema=schema)
+    if new_status is None:
+        return None
+    after = json_copy(base if base is not None else parent)
+    after["status"] = new_status
+    too_big = status_size_problem(after)
+    if too_big:
+        raise PlanError(parent, [too_big])
+    return Action(ActionKind.STATUS, resource, parent, after, reason)
 
 
 def drops_observed_generation(sent: Obj | None, returned: Obj | None) -> bool:

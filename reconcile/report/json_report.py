@@ -24,7 +24,7 @@ from reconcile.results import (
 )
 
 if TYPE_CHECKING:
-    from reconcile.engine.rollout import RolloutSummary
+    from reconcile.engine.rollout_summary import RolloutSummary
 
 REPORT_SCHEMA_VERSION = "reconcile.report/v2"
 

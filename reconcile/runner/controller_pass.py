@@ -1,180 +1,74 @@
-"""One pass of one controller, of any kind: the flow every kind shares.
+"""One pass of one controller, of any kind: the one flow every kind goes through.
 
-The pass checks the budget, lets the kind resolve its resources and pick its parents from the
-pass's snapshot (its shard's only), then syncs each parent, `workers` at a time. One parent's
-sync is written once here: its result, the errors that stop it (a hook, an answer, a plan, the
-API), the budget running out, and the Events for its outcome. The kind supplies only what
-differs (`ControllerKind`): what it lists, how it builds its requests, how it plans from the
-answers. A DecoratorController's parents are its targets."""
+`run_pass` checks the budget, resolves the resources the controller names and selects its
+parents from the pass's snapshot (its shard's only), then syncs each parent, `workers` at a
+time. `sync_parent` is one parent's sync, the same steps for every kind (`engine/flow.py`):
+observe, the customize hook's related objects, the hook requests (on the pass's one pool,
+`hookcall.HookCalls`), the answers as one response, the plan, and its execution; then the
+parent's result, the errors that stop it (a hook, an answer, a plan, the API), the budget
+running out, and the Events for its outcome. The kinds (`engine/composite`,
+`engine/decorator`, `engine/map_controller`) supply only pure pieces: what they name, select,
+observe, ask and plan. A DecoratorController's parents are its targets."""
 
 from __future__ import annotations
 
+import functools
 import threading
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
-from reconcile.budget import Budget, BudgetExhausted
+from reconcile.budget import BudgetExhausted
 from reconcile.cluster.errors import ApiError, is_transient
-from reconcile.cluster.protocol import Cluster
-from reconcile.config import Shard
-from reconcile.engine.children import Dropped, OwnedType
-from reconcile.engine.responses import ParentError
-from reconcile.engine.status import OBSERVED_GENERATION, pruned_status, schema_keeps
-from reconcile.hooks import HookCaller, HookError
-from reconcile.objects.meta import Obj
+from reconcile.engine.flow import (
+    ControllerError,
+    Customize,
+    HookRequest,
+    ParentKind,
+    ParentPlan,
+    Selected,
+)
+from reconcile.engine.related import parse_customize_response
+from reconcile.engine.responses import ParentError, PlanError
+from reconcile.hooks import HookError
+from reconcile.objects.meta import Obj, identity
 from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
-from reconcile.runner.execute import Executor
-from reconcile.runner.keeper import KeepWhole
-from reconcile.runner.progress import NoProgress, Progress
-from reconcile.runner.resolving import ControllerError, kind_schema
-from reconcile.runner.snapshot import Snapshot
+from reconcile.runner.hookcall import HookCalls
+from reconcile.runner.overlaps import refuse_shared_objects
+from reconcile.runner.pass_env import PassEnv
+from reconcile.runner.related import related_objects
+from reconcile.runner.resolving import resolve
 
 Work = TypeVar("Work")
-OwnedTypeT = TypeVar("OwnedTypeT", bound=OwnedType[Any])
+Kind = ParentKind[Any, Any, Any, Any]
 
 # What stops one parent's sync and is reported on it (the others go on).
 PARENT_ERRORS = (HookError, ParentError, ApiError)
 
 
-@dataclass(frozen=True)
-class PassEnv:
-    """What every controller's pass works with: the cluster, the hooks, the run's executor,
-    the pass's snapshot, how many parents at a time, the run's budget and its shard."""
-
-    cluster: Cluster
-    hooks: HookCaller
-    executor: Executor
-    snapshot: Snapshot
-    workers: int = 1
-    budget: Budget = field(default_factory=Budget)
-    shard: Shard = field(default_factory=Shard)
-    progress: Progress = field(default_factory=NoProgress)
-    # per group/resource/version: what the server keeps of its objects, read once a run (None:
-    # everything is kept, or nothing is known)
-    kind_schemas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
-    # what becomes of a parent's result once it is done: kept whole, or its actions' content
-    # stowed out of memory for the report (report/spool.py)
-    stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
-
-    def kind_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
-        """What the server keeps of an object of `resource` (`resolving.kind_schema`)."""
-        key = f"{resource.group_resource}/{resource.version}"
-        if key not in self.kind_schemas:
-            self.kind_schemas[key] = kind_schema(self.cluster, resource)
-        return self.kind_schemas[key]
-
-    def parent_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
-        """The schema a parent's status write is kept by; a parent whose schema has no
-        `status.observedGeneration` is noted once."""
-        schema = self.kind_schema(resource)
-        if not schema_keeps(schema, ("status", OBSERVED_GENERATION)):
-            self.executor.note_dropped_generation(resource.group_resource)
-        return schema
-
-    def with_schemas(self, types: Sequence[OwnedTypeT]) -> tuple[OwnedTypeT, ...]:
-        """`types`, each with the schema its objects are kept by."""
-        return tuple(replace(t, schema=self.kind_schema(t.resource)) for t in types)
-
-    def note_dropped_fields(self, controller: str, dropped: Sequence[Dropped]) -> None:
-        """Say once a run which fields of a controller's desired objects their kinds' schemas
-        have no place for (they are neither written nor compared)."""
-        for item in dropped:
-            self.executor.note_dropped_fields(item.resource, controller, list(item.paths))
-
-    def stamps_generation(self, resource: ResourceInfo) -> bool:
-        """Whether a parent of `resource` gets status.observedGeneration: its schema keeps it,
-        and no status write of this run saw it dropped."""
-        keeps = schema_keeps(self.parent_schema(resource), ("status", OBSERVED_GENERATION))
-        return keeps and resource.group_resource not in self.executor.drops_generation
-
-    def note_dropped_status(
-        self, resource: ResourceInfo, controller: str, status: Mapping[str, Any] | None
-    ) -> None:
-        """Say once a run which fields of a status to write (a hook's, or a map's aggregated
-        one) the parent's schema has no place for: the server would drop them, so they are not
-        written (nor compared)."""
-        _, dropped = pruned_status(status or {}, self.kind_schema(resource))
-        if dropped:
-            self.executor.note_dropped_status(resource.group_resource, controller, dropped)
-
-
-class Refused(Exception):
-    """A parent the kind will not sync this pass (reported on it, no Event: nothing was
-    tried)."""
-
-
-class ControllerKind(ABC, Generic[Work]):
-    """A controller kind's part of a pass over one controller. `Work` is what one parent's
-    sync needs (the parent, and what the kind decided for it while listing)."""
-
-    kind: str  # "CompositeController", ...
-
-    def __init__(
-        self,
-        env: PassEnv,
-        name: str,
-        resync_period: float | None,
-        controller_object: Obj | None = None,
-    ) -> None:
-        """`controller_object`: the controller as read from the cluster (None: from a file),
-        where its own errors are recorded as Events."""
-        self.env = env
-        self.name = name
-        self.resync_period = resync_period
-        self.controller_object = controller_object
-
-    @property
-    def where(self) -> str:
-        return f"{self.kind} {self.name}"
-
-    @abstractmethod
-    def prepare(self, scope: ExitStack) -> list[Work]:
-        """Resolve the resources and pick this pass's parents (ControllerError, ApiError:
-        the controller does nothing this pass). `scope` closes when the pass ends."""
-
-    @abstractmethod
-    def parent(self, work: Work) -> Obj: ...
-
-    @abstractmethod
-    def begin(self, work: Work) -> ParentResult:
-        """The parent's empty result, naming its mode."""
-
-    @abstractmethod
-    def sync(self, work: Work, result: ParentResult) -> None:
-        """Call the hooks, plan, execute; raise what stops the parent (PARENT_ERRORS)."""
-
-    def after(self, work: Work, result: ParentResult) -> None:
-        """After a sync, before its outcome's Events: the kind's own Events."""
-
-
-def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
+def run_pass(env: PassEnv, kind: Kind) -> ControllerResult:
     """Sync every parent of one controller; what stops the controller is its result's error."""
-    env = kind.env
     result = ControllerResult(kind.name, resync_period=kind.resync_period, kind=kind.kind)
-    with ExitStack() as scope:
+    with HookCalls(env.hooks, env.workers, env.budget) as calls:
         try:
             env.budget.check(kind.where)
-            work = kind.prepare(scope)
+            work = _prepare(env, kind)
         except BudgetExhausted:
             result.stopped = True  # the run stopped before this controller's turn
             return result
         except ControllerError as exc:
-            _controller_failed(kind, result, str(exc), is_transient(exc.__cause__))
+            _controller_failed(env, kind, result, str(exc), is_transient(exc.__cause__))
             return result
         except ApiError as exc:
-            _controller_failed(kind, result, f"{kind.where}: {exc}", is_transient(exc))
+            _controller_failed(env, kind, result, f"{kind.where}: {exc}", is_transient(exc))
             return result
         env.progress.start(kind.name, len(work))
 
-        def sync(item: Work) -> ParentResult | None:
+        def sync(item: Selected) -> ParentResult | None:
             if env.budget.expired:
                 env.progress.advance(None)
                 return None  # counted as not synced: the run is stopping
-            synced = sync_parent(kind, item)
+            synced = sync_parent(env, calls, kind, item)
             env.progress.advance(synced)
             env.stow(synced)
             return synced
@@ -185,26 +79,40 @@ def run_pass(kind: ControllerKind[Work]) -> ControllerResult:
     return result
 
 
+def _prepare(env: PassEnv, kind: Kind) -> list[Selected]:
+    """Resolve (ControllerError, ApiError: the controller does nothing this pass), then
+    select: the controller's parents in the pass's snapshot, its shard's only."""
+    named = kind.named()
+    resolved = resolve(env.cluster, kind.where, named, env.kind_schema)
+    kind.bind(resolved)
+    owned = [n for n in named if n.owned]
+    if owned:
+        declared = owned[0].field.split("[", 1)[0]  # spec.childResources
+        resources = [resolved.found[n.field] for n in owned]
+        refuse_shared_objects(kind.where, declared, resources, env.snapshot)
+    return [s for s in kind.select(env.snapshot) if env.shard.owns(s.parent)]
+
+
 def _controller_failed(
-    kind: ControllerKind[Any], result: ControllerResult, message: str, transient: bool
+    env: PassEnv, kind: Kind, result: ControllerResult, message: str, transient: bool
 ) -> None:
     """The controller does nothing this pass: the error in the report, and (as Metacontroller
     records it) a Warning SyncError Event on the controller object when it is the cluster's."""
     result.errors.append(message)
     result.transient = transient
     if kind.controller_object is not None:
-        kind.env.executor.record_event(kind.controller_object, "SyncError", message)
+        env.executor.record_event(kind.controller_object, "SyncError", message)
 
 
-def sync_parent(kind: ControllerKind[Work], work: Work) -> ParentResult:
-    """One parent's sync: the kind's steps, and what any error means for the parent."""
-    executor, parent = kind.env.executor, kind.parent(work)
-    result = kind.begin(work)
-    try:
-        kind.sync(work, result)
-    except Refused as exc:
-        result.errors.append(f"{result.parent}: {exc}")
+def sync_parent(env: PassEnv, calls: HookCalls, kind: Kind, selected: Selected) -> ParentResult:
+    """One parent's sync: the steps, and what any error means for the parent."""
+    executor, parent = env.executor, selected.parent
+    result = ParentResult(kind.name, identity(parent), kind.mode_name(selected.mode))
+    if selected.refused:  # nothing is tried: no Event
+        result.errors.append(f"{result.parent}: {selected.refused}")
         return result
+    try:
+        _sync(env, calls, kind, selected, result)
     except BudgetExhausted as exc:
         result.interrupt(exc)
         return result
@@ -212,9 +120,75 @@ def sync_parent(kind: ControllerKind[Work], work: Work) -> ParentResult:
         executor.sync_failed(parent, result, str(exc), transient=is_transient(exc))
     except RecursionError:  # input nested deeper than some step can follow: its parent's
         executor.sync_failed(parent, result, "an object nested too deeply to process")
-    kind.after(work, result)
+    if result.rollout is not None and result.rollout.moved:
+        executor.record_event(parent, "RolloutStep", result.rollout.describe(), normal=True)
     executor.record_outcome(parent, result)
     return result
+
+
+def _sync(
+    env: PassEnv, calls: HookCalls, kind: Kind, selected: Selected, result: ParentResult
+) -> None:
+    """The steps after select, in order; raise what stops the parent (PARENT_ERRORS)."""
+    parent, resource = selected.parent, selected.resource
+    # observe
+    seen = kind.observe(selected, env.snapshot, env.facts(resource, kind.stamps_generation))
+    # hook requests: the customize hook's related objects first, then the kind's calls, all
+    # on the pass's pool; a map key's failed call is that key's error, its other keys go on
+    related = _related(env, calls, kind.related(seen), result)
+    failed = functools.partial(env.executor.sync_failed, parent, result)
+    answers = calls.answers(kind.requests(seen, related), result, failed)
+    # the answers as one response (a rollout's revisions merged)
+    response = kind.respond(seen, answers)
+    result.resync_after = response.resync_after
+    env.note_dropped_status(resource, kind.name, response.status)
+    # plan, execute
+    _execute(env, kind.name, resource, parent, kind.plan(seen, response), result)
+
+
+def _related(
+    env: PassEnv, calls: HookCalls, call: Customize | None, result: ParentResult
+) -> Mapping[str, Mapping[str, Obj]]:
+    """The objects the customize hook's `relatedResources` ask for (none without a hook)."""
+    if call is None:
+        return {}
+    hook = call.hook
+    parse = functools.partial(parse_customize_response, strict=hook.strict)
+    (rules,) = calls.answers([HookRequest(hook, call.body, parse)], result)
+    assert rules is not None  # a call of the parent's own answers or raises
+    return related_objects(
+        env.cluster, env.snapshot, rules, call.parent, call.namespaced, uniform=hook.uniform_keys
+    )
+
+
+def _execute(
+    env: PassEnv,
+    controller: str,
+    resource: ResourceInfo,
+    parent: Obj,
+    plan: ParentPlan,
+    result: ParentResult,
+) -> None:
+    """The plan's writes (or, dry, their record): each plan in order, several side by side;
+    a map key's problems are its errors, the parent's own stop it. Then what plans from them."""
+    executor = env.executor
+    result.rollout = plan.rollout or result.rollout
+    env.note_dropped_status(resource, controller, plan.status)
+    for part in plan.plans:
+        env.note_dropped_fields(controller, part.dropped)
+        result.waits += part.waits
+        if part.problems and not part.key:
+            raise PlanError(parent, part.problems)
+        for problem in part.problems:
+            executor.sync_failed(parent, result, f"{part.group}: {problem}")
+    ready = [part.actions for part in plan.plans if not part.problems and part.actions]
+    if len(plan.plans) == 1 and not plan.plans[0].key:
+        executor.execute(plan.plans[0].actions, result.actions, together=plan.together)
+    elif ready:
+        executor.execute_apart(ready, result.actions)
+    if plan.then is not None:
+        done = [r.action for r in result.actions if not r.error]
+        _execute(env, controller, resource, parent, plan.then(done), result)
 
 
 R = TypeVar("R")

@@ -7,7 +7,7 @@ import copy
 import logging
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from reconcile.budget import Budget, BudgetExhausted
 from reconcile.cluster.errors import AlreadyExists, ApiError, FieldConflict, NotFound, is_transient
@@ -142,6 +142,25 @@ class Executor:
                     raise failure
                 break
         return results
+
+    def execute_apart(self, groups: list[list[Action]], results: list[ActionResult]) -> None:
+        """Each group's actions in order (`execute`), the groups side by side: none depends on
+        another (a MapController's map keys). Results are appended in the groups' order; when
+        the run's budget ends, BudgetExhausted once every group is done."""
+        pool = self._writes_pool()
+        batches: list[tuple[list[ActionResult], Future[list[ActionResult]]]] = []
+        for actions in groups:
+            done: list[ActionResult] = []
+            batches.append((done, pool.submit(self.execute, actions, done)))
+        stopped: BudgetExhausted | None = None
+        for done, future in batches:
+            try:
+                future.result()
+            except BudgetExhausted as exc:
+                stopped = stopped or exc
+            results += done
+        if stopped is not None:
+            raise stopped
 
     def _execute_one(
         self, action: Action, versions: dict[tuple[str, str, str], str]

@@ -1,14 +1,85 @@
-"""Calling a hook for one parent or target, and recording the call (outcome, time, code) in its
-result: the same for CompositeController and DecoratorController passes."""
+"""Every hook call of a pass, of every kind: one pool, `workers` calls at a time across the
+parents of a controller, each call recorded in its parent's result (outcome, time, code) and
+its answer read by the kind's parser in the worker that called it."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from types import TracebackType
+from typing import Any, TypeVar
 
+from reconcile.budget import Budget, BudgetExhausted
+from reconcile.engine.flow import HookRequest
+from reconcile.engine.responses import ResponseError
 from reconcile.hooks import HookCaller, HookError
 from reconcile.results import HookCall, Outcome, ParentResult
 from reconcile.specs.hooks import HookSpec
+
+T = TypeVar("T")
+
+
+class HookCalls:
+    """The pass's hook calls: a parent's requests go to one pool shared by all its parents,
+    so a parent's calls (a rollout's revisions, a map's keys) run side by side too."""
+
+    def __init__(self, hooks: HookCaller, workers: int, budget: Budget) -> None:
+        self.hooks = hooks
+        self.budget = budget
+        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="hook")
+
+    def __enter__(self) -> HookCalls:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._pool.shutdown()
+
+    def answers(
+        self,
+        requests: Sequence[HookRequest[T]],
+        result: ParentResult,
+        failed: Callable[[str], None] | None = None,
+    ) -> list[T | None]:
+        """Each request's parsed answer, in order. A call of the parent's own that fails
+        (HookError, ResponseError) is raised, once every call is done; a map key's failure is
+        handed to `failed` and its answer is None. BudgetExhausted when the run ends first."""
+        futures: list[Future[T] | None] = [
+            None if self.budget.expired else self._pool.submit(self._call, request, result)
+            for request in requests
+        ]
+        # Every call is done before anything is raised: none may record into a result that
+        # is already finished.
+        wait([f for f in futures if f is not None])
+        answers: list[T | None] = []
+        stop: BaseException | None = None
+        for request, future in zip(requests, futures, strict=True):
+            if future is None:
+                stop = stop or BudgetExhausted(request.what or request.hook.name, self.budget.why())
+                answers.append(None)
+                continue
+            try:
+                answers.append(future.result())
+            except (HookError, ResponseError) as exc:
+                if request.key and failed is not None:
+                    failed(f"{request.what}: {exc}")
+                else:
+                    stop = stop or exc
+                answers.append(None)
+            except BudgetExhausted as exc:
+                stop = stop or exc
+                answers.append(None)
+        if stop is not None:
+            raise stop
+        return answers
+
+    def _call(self, request: HookRequest[T], result: ParentResult) -> T:
+        return request.parse(call_hook(self.hooks, request.hook, request.body, result))
 
 
 def call_hook(

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
+from reconcile.engine.flow import ControllerError
 from reconcile.objects.meta import identity, uid_of
 from reconcile.objects.resource import ResourceInfo
-from reconcile.runner.resolving import ControllerError
 from reconcile.runner.snapshot import Snapshot
 
 

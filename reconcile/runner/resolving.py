@@ -1,14 +1,16 @@
-"""What every controller kind resolves before a pass: its resources, by discovery. A failure
-is the controller's, not the run's: the other controllers go on."""
+"""What every controller kind resolves before a pass: the resources it names, by discovery,
+and what the server keeps of their objects. A failure is the controller's, not the run's: the
+other controllers go on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.protocol import Cluster
 from reconcile.cluster.types import ResourceInfo
+from reconcile.engine.flow import ControllerError, Named, Resolved
 from reconcile.engine.semantic import is_builtin
 from reconcile.schemas.builtin import kind_schemas
 from reconcile.schemas.pruning import ResolvedSchema, with_object_meta
@@ -16,40 +18,32 @@ from reconcile.schemas.pruning import ResolvedSchema, with_object_meta
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-class ControllerError(Exception):
-    """The controller as a whole cannot run this pass (e.g. an unknown resource)."""
-
-
-def discover(
-    cluster: Cluster, where: str, field: str, api_version: str, resource: str
-) -> ResourceInfo:
-    """The resource a controller's `field` names; ControllerError naming both when unknown."""
-    try:
-        return cluster.discover(api_version, resource)
-    except ApiError as exc:
-        raise ControllerError(f"{where}: {field}: {exc.message}") from exc
-
-
-def parent_resource(cluster: Cluster, where: str, api_version: str, resource: str) -> ResourceInfo:
-    """`spec.parentResource`: known, and with the status subresource the parent's status is
-    written through."""
-    parent = discover(cluster, where, "spec.parentResource", api_version, resource)
-    if not parent.has_status:
-        raise ControllerError(
-            f"{where}: spec.parentResource: {parent.group_resource} has no status subresource "
-            "(in Metacontroller's words, it does not have subresource 'Status' enabled); add "
-            "`subresources: {status: {}}` to its CRD version"
-        )
-    return parent
-
-
-def within_parent_scope(where: str, field: str, parent: ResourceInfo, owned: ResourceInfo) -> None:
-    """A namespaced parent can own only namespaced objects (owner references cannot cross)."""
-    if parent.namespaced and not owned.namespaced:
-        raise ControllerError(
-            f"{where}: {field}: {owned.group_resource} is cluster-scoped "
-            f"and the parent {parent.group_resource} is namespaced"
-        )
+def resolve(
+    cluster: Cluster,
+    where: str,
+    named: Sequence[Named],
+    schema: Callable[[ResourceInfo], Mapping[str, Any] | None],
+) -> Resolved:
+    """Every resource `where` names, in order; ControllerError naming the first unknown one's
+    field (or what needs it), or a parent without the status subresource its status is written
+    through. `schema`: what the server keeps of an owned resource's objects."""
+    found: dict[str, ResourceInfo] = {}
+    for item in named:
+        try:
+            info = cluster.discover(item.api_version, item.resource)
+        except ApiError as exc:
+            what = item.needed_for or item.field
+            raise ControllerError(f"{where}: {what}: {exc.message}") from exc
+        if item.parent and not info.has_status:
+            raise ControllerError(
+                f"{where}: {item.field}: {info.group_resource} has no status subresource "
+                "(in Metacontroller's words, it does not have subresource 'Status' enabled); "
+                "add `subresources: {status: {}}` to its CRD version"
+            )
+        found[item.field] = info
+    # read once every resource is known: a controller that cannot run reads no schema
+    schemas = {item.field: schema(found[item.field]) for item in named if item.owned}
+    return Resolved(found, schemas)
 
 
 def kind_schema(cluster: Cluster, resource: ResourceInfo) -> Mapping[str, Any] | None:

@@ -22,18 +22,19 @@ from reconcile.cluster.errors import ApiError, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings
 from reconcile.engine.applyset import ApplySetRef
+from reconcile.engine.composite.kind import CompositeKind
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.hooks import HookCaller
 from reconcile.hooks.credentials import ObjectReader
 from reconcile.objects.meta import Obj
 from reconcile.results import ControllerResult, PassResult, RunResult
 from reconcile.runner.collector import thaw
-from reconcile.runner.composite import CompositeKind
 from reconcile.runner.contested import contested_parents
-from reconcile.runner.controller_pass import ControllerKind, PassEnv, run_pass
+from reconcile.runner.controller_pass import Kind, run_pass
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole, ResultKeeper
 from reconcile.runner.manifests import LoadedManifests, ManifestApplier, load_manifests
+from reconcile.runner.pass_env import PassEnv
 from reconcile.runner.preview import PreviewCluster
 from reconcile.runner.progress import NoProgress, Progress
 from reconcile.runner.schedule import next_pass
@@ -359,19 +360,17 @@ class RunLoop:
         started, before = self.clock(), self.cluster.stats.snapshot()
         waited = self.cluster.stats.seconds
         contested = contested_parents(self.cluster, snapshot, loaded.composite)
-        kinds: list[ControllerKind[Any]] = [
-            CompositeKind(env, c, contested) for c in loaded.composite
-        ]
+        kinds: list[Kind] = [CompositeKind(c, contested) for c in loaded.composite]
         # The other kinds' runners (and engines) are imported when a run has such controllers.
         if loaded.decorator:
-            from reconcile.runner.decorator import DecoratorKind
+            from reconcile.engine.decorator.kind import DecoratorKind
 
-            kinds += [DecoratorKind(env, d) for d in loaded.decorator]
+            kinds += [DecoratorKind(d) for d in loaded.decorator]
         if loaded.map:
-            from reconcile.runner.map_controller import MapKind
+            from reconcile.engine.map_controller.kind import MapKind
 
-            kinds += [MapKind(env, m) for m in loaded.map]
-        result = PassResult(number, [run_pass(kind) for kind in kinds])
+            kinds += [MapKind(m) for m in loaded.map]
+        result = PassResult(number, [run_pass(env, kind) for kind in kinds])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

@@ -345,7 +345,9 @@ def test_a_bad_response_changes_nothing_for_its_target_only(
         result = run(backend, path)
     (error,) = result.errors
     assert (
-        "Gadget" in error and "bad" in error and "Pod (v1) is not one of the controller's" in error
+        "Gadget" in error
+        and "bad" in error
+        and "attachments[0] (Pod nope): Pod.v1 is not one of the controller's attachments" in error
     )
     bad = backend.admin.get(gadgets, "bad", namespace=namespace)
     assert "touched" not in metadata(bad)["labels"]

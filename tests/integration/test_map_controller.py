@@ -15,7 +15,7 @@ import pytest
 
 from reconcile.cluster.errors import NotFound
 from reconcile.cluster.types import ResourceInfo
-from reconcile.engine.map_controller import MAP_INPUT_ANNOTATION, MAP_KEY_LABEL
+from reconcile.engine.map_controller.inputs import MAP_INPUT_ANNOTATION, MAP_KEY_LABEL
 from reconcile.objects.meta import labels_of, metadata
 from reconcile.report.json_report import report_dict
 from reconcile.report.text import render_text

@@ -16,12 +16,13 @@ from reconcile.engine.children import (
     ChildrenDiff,
     OwnedType,
     diff_children,
-    manages_children,
     problem,
     wait,
 )
-from reconcile.engine.decorator import DecoratorResponse, plan_target
-from reconcile.engine.responses import ResponseError
+from reconcile.engine.decorator.plan import TargetContext, plan_target
+from reconcile.engine.decorator.response import DecoratorResponse
+from reconcile.engine.finalizers import Mode
+from reconcile.engine.responses import PlanError
 from reconcile.engine.writes import CLIENT_SIDE
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
@@ -203,13 +204,19 @@ def attachment(name: str, data: dict[str, str]) -> Obj:
     return obj
 
 
+def plan_for(
+    controller: DecoratorController, target: Obj, observed: dict[str, list[Obj]], response: Any
+) -> list[Any]:
+    types = (OwnedType(controller.attachments[0], CONFIGMAPS),)
+    ctx = TargetContext(controller, target, DEPLOYMENTS, types)
+    return plan_target(ctx, observed, response, Mode.SYNC).actions
+
+
 def test_decorator_deletes_then_creates_then_updates() -> None:
-    controller = decorator()
-    types = [OwnedType(controller.attachments[0], CONFIGMAPS)]
-    observed = {types[0].key: [attachment("b", {"x": "1"}), attachment("c", {})]}
+    observed = {CONFIGMAPS.key: [attachment("b", {"x": "1"}), attachment("c", {})]}
     response = DecoratorResponse(attachments=[desired("b", {"x": "2"}), desired("a", {})])
-    plan = plan_target(controller, DEPLOYMENTS, TARGET, types, observed, response, finalizing=False)
-    assert [(a.kind, a.name) for a in plan.actions] == [
+    actions = plan_for(decorator(), TARGET, observed, response)
+    assert [(a.kind, a.name) for a in actions] == [
         (ActionKind.DELETE, "c"),
         (ActionKind.CREATE, "a"),
         (ActionKind.UPDATE, "b"),
@@ -217,37 +224,16 @@ def test_decorator_deletes_then_creates_then_updates() -> None:
 
 
 def test_decorator_refuses_an_attachment_listed_twice() -> None:
-    controller = decorator()
-    types = [OwnedType(controller.attachments[0], CONFIGMAPS)]
     response = DecoratorResponse(attachments=[desired("a", {}), desired("a", {"x": "1"})])
-    with pytest.raises(ResponseError, match=r"attachments\[1\]: ConfigMap default/a is listed"):
-        plan_target(controller, DEPLOYMENTS, TARGET, types, {}, response, finalizing=False)
-
-
-@pytest.mark.parametrize(
-    ("finalizers", "deleting", "finalize_hook", "manages"),
-    [
-        ([], False, False, True),  # alive
-        (["ours"], True, True, True),  # being finalized by us
-        (["other"], True, True, False),  # our finalizer already removed: hands off
-        (["ours"], True, False, False),  # no finalize hook
-        (["ours", "foregroundDeletion"], True, True, False),  # the collector is at work
-        (["ours", "orphan"], True, True, False),
-    ],
-)
-def test_children_are_managed_only_while_the_parent_lives_or_is_ours_to_finalize(
-    finalizers: list[str], deleting: bool, finalize_hook: bool, manages: bool
-) -> None:
-    parent = configmap("p", {}, deleting=deleting)
-    parent["metadata"]["finalizers"] = finalizers
-    assert manages_children(parent, "ours", finalize_hook) is manages
+    with pytest.raises(
+        PlanError, match=r"attachments\[1\] \(ConfigMap a\): ConfigMap default/a is listed twice"
+    ):
+        plan_for(decorator(), TARGET, {}, response)
 
 
 def test_a_target_whose_finalizer_is_gone_gets_no_attachments_again() -> None:
-    controller = decorator()
-    types = [OwnedType(controller.attachments[0], CONFIGMAPS)]
     held = {**TARGET, "metadata": {**TARGET["metadata"], "finalizers": ["example.com/hold"]}}
     held["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     response = DecoratorResponse(attachments=[desired("a", {})])
-    plan = plan_target(controller, DEPLOYMENTS, held, types, {}, response, finalizing=False)
-    assert [a for a in plan.actions if a.kind is ActionKind.CREATE] == []
+    actions = plan_for(decorator(), held, {}, response)
+    assert [a for a in actions if a.kind is ActionKind.CREATE] == []

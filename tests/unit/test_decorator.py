@@ -7,12 +7,10 @@ from typing import Any
 import pytest
 
 from reconcile.engine.actions import ActionKind
-from reconcile.engine.decorator import (
-    AttachmentType,
-    finalizing,
-    parse_response,
-    plan_target,
-)
+from reconcile.engine.children import OwnedType
+from reconcile.engine.decorator.plan import TargetContext, finalizer, plan_target
+from reconcile.engine.decorator.response import parse_response
+from reconcile.engine.finalizers import Mode
 from reconcile.engine.responses import ResponseError
 from reconcile.objects.resource import ResourceInfo
 from reconcile.specs.decorator import parse_decorator_controller
@@ -108,17 +106,10 @@ def plan(
     resource: ResourceInfo, observed_target: dict[str, Any], data: dict[str, Any]
 ) -> list[Any]:
     controller = parse_decorator_controller(spec())
-    types = [AttachmentType(controller.attachments[0], CONFIGMAPS)]
+    types = (OwnedType(controller.attachments[0], CONFIGMAPS),)
     response = parse_response(data, "sync")
-    return plan_target(
-        controller,
-        resource,
-        observed_target,
-        types,
-        {CONFIGMAPS.key: []},
-        response,
-        finalizing=False,
-    ).actions
+    ctx = TargetContext(controller, observed_target, resource, types)
+    return plan_target(ctx, {CONFIGMAPS.key: []}, response, Mode.SYNC).actions
 
 
 def test_labels_merge_with_null_removal_and_nothing_to_do_is_nothing() -> None:
@@ -160,18 +151,20 @@ def test_finalize_runs_on_opt_out_only_with_the_finalizer() -> None:
         )
     )
     held = target(finalizers=[controller.finalizer])
-    assert finalizing(controller, held, matches=False)
-    assert not finalizing(controller, held, matches=True)
-    assert not finalizing(controller, target(), matches=False)
+    ours = finalizer(controller)
+    assert ours.mode(held, selected=False) is Mode.FINALIZE
+    assert ours.mode(held, selected=True) is Mode.SYNC
+    assert ours.mode(target(), selected=False) is Mode.SKIP
 
 
 def test_a_target_of_two_rules_is_one_target() -> None:
     """Two rules over one resource: a target either selects is synced once per pass."""
     from reconcile.cluster.memory import MemoryCluster
+    from reconcile.engine.decorator.kind import DecoratorKind
     from reconcile.hooks import HookCaller
-    from reconcile.runner.controller_pass import PassEnv, run_pass
-    from reconcile.runner.decorator import DecoratorKind
+    from reconcile.runner.controller_pass import run_pass
     from reconcile.runner.execute import Executor
+    from reconcile.runner.pass_env import PassEnv
     from reconcile.runner.snapshot import Snapshot
 
     cluster = MemoryCluster()
@@ -189,5 +182,5 @@ def test_a_target_of_two_rules_is_one_target() -> None:
     body["spec"]["hooks"] = {"sync": {"command": {"argv": ["true"]}}}
     controller = parse_decorator_controller(body)
     env = PassEnv(cluster, HookCaller(), Executor(cluster, dry_run=True), Snapshot(cluster))
-    result = run_pass(DecoratorKind(env, controller))
+    result = run_pass(env, DecoratorKind(controller))
     assert [p.parent for p in result.parents] == ["ConfigMap default/both"]

@@ -1,5 +1,5 @@
-"""CompositeController decisions for one parent (reconcile.engine.composite), table-driven with
-plain dicts: modes, finalizers, selectors, the hook request, and the plan."""
+"""CompositeController decisions for one parent (reconcile.engine.composite.sync), table-driven
+with plain dicts: modes, finalizers, selectors, the hook request, and the plan."""
 
 from __future__ import annotations
 
@@ -11,24 +11,22 @@ import pytest
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.apply import LAST_APPLIED_ANNOTATION
-from reconcile.engine.composite import (
+from reconcile.engine.composite.sync import (
     CONTROLLER_UID_LABEL,
     ChildType,
-    Context,
-    Mode,
-    Plan,
-    PlanError,
     claim_children,
-    customize_request,
-    finalizer_actions,
+    finalizer,
     mode_for,
     parent_selector,
     plan_parent,
-    status_action,
+    status_write,
     sync_request,
 )
+from reconcile.engine.composite.sync import ParentContext as Context
+from reconcile.engine.finalizers import Mode
+from reconcile.engine.flow import Plan, customize
 from reconcile.engine.ownership import ClaimResult
-from reconcile.engine.responses import SyncResponse, parse_sync_response
+from reconcile.engine.responses import PlanError, SyncResponse, parse_sync_response
 from reconcile.objects.meta import Obj, identity
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, Requirement
@@ -166,7 +164,7 @@ def make_ctx(
         controller=controller or make_controller(pods=pods, configmaps=configmaps),
         parent=parent if parent is not None else make_parent(cluster=cluster),
         parent_resource=CLUSTER_THINGS if cluster else THINGS,
-        child_types=child_types(cluster_roles=cluster, pods=pods, configmaps=configmaps),
+        owned=child_types(cluster_roles=cluster, pods=pods, configmaps=configmaps),
     )
 
 
@@ -307,7 +305,7 @@ def test_mode_for_an_empty_parent_selector_matches_every_parent() -> None:
     assert mode_for(make_controller(), make_parent(labels=None)) is Mode.SYNC
 
 
-# --- finalizer_actions ----------------------------------------------------------------------
+# --- the finalizer ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -338,7 +336,7 @@ def test_mode_for_an_empty_parent_selector_matches_every_parent() -> None:
         (Mode.SKIP, True, None, None, None),
     ],
 )
-def test_finalizer_actions(
+def test_the_finalizer_is_synced_before_anything_else(
     mode: Mode,
     finalize: bool,
     finalizers: list[str] | None,
@@ -348,7 +346,7 @@ def test_finalizer_actions(
     parent = make_parent(finalizers=finalizers, deleting=mode is not Mode.SYNC)
     snapshot = copy.deepcopy(parent)
     ctx = make_ctx(controller=make_controller(finalize=finalize), parent=parent)
-    actions = finalizer_actions(ctx, mode)
+    actions = finalizer(ctx.controller).sync(ctx.parent_resource, ctx.parent, mode)
     if expected_kind is None:
         assert actions == []
         return
@@ -545,7 +543,10 @@ def test_claim_children_ignores_candidates_of_unknown_types() -> None:
 
 def test_customize_request() -> None:
     ctx = make_ctx()
-    assert customize_request(ctx) == {"controller": ctx.controller.raw, "parent": ctx.parent}
+    call = customize(hook("customize"), ctx.controller.raw, ctx.parent, ctx.namespaced)
+    assert call is not None
+    assert call.body == {"controller": ctx.controller.raw, "parent": ctx.parent}
+    assert customize(None, ctx.controller.raw, ctx.parent, ctx.namespaced) is None
 
 
 # --- plan_parent: creates -------------------------------------------------------------------
@@ -854,12 +855,12 @@ PROBLEMS: list[tuple[str, list[Obj], str]] = [
     (
         "duplicate child",
         [desired_pod("p"), desired_pod("p", image="other")],
-        "children[1] (Pod p): Pod.v1 'p' is listed twice",
+        "children[1] (Pod p): Pod default/p is listed twice",
     ),
     (
         "duplicate child with the namespace spelled out",
         [desired_pod("p"), desired_pod("p", namespace=NS)],
-        "children[1] (Pod p): Pod.v1 'p' is listed twice",
+        "children[1] (Pod p): Pod default/p is listed twice",
     ),
     (
         "foreign controller ref in desired",
@@ -913,9 +914,9 @@ def test_every_validation_problem_is_listed() -> None:
         "children[3] (Pod p): metadata.labels {'app': 'db'} do not match the parent's "
         "selector (app=web)",
         # children[4] is the first valid `p`: every later `p` is a duplicate.
-        "children[5] (Pod p): Pod.v1 'p' is listed twice",
-        "children[6] (Pod p): Pod.v1 'p' is listed twice",
-        "children[7] (Pod p): Pod.v1 'p' is listed twice",
+        "children[5] (Pod p): Pod default/p is listed twice",
+        "children[6] (Pod p): Pod default/p is listed twice",
+        "children[7] (Pod p): Pod default/p is listed twice",
         "children[8] (Pod p): metadata.ownerReferences names another controller",
     ]
     with pytest.raises(PlanError) as info:
@@ -995,7 +996,7 @@ def test_a_desired_name_held_by_an_orphan_being_deleted_is_waited_for() -> None:
         (None, {"a": {"b": [1]}}, None, {"a": {"b": [1]}, "observedGeneration": 0}),
     ],
 )
-def test_status_action(
+def test_status_write(
     parent_status: dict[str, Any] | None,
     hook_status: dict[str, Any] | None,
     generation: int | None,
@@ -1004,7 +1005,7 @@ def test_status_action(
     parent = make_parent(status=parent_status, generation=generation)
     snapshot = copy.deepcopy(parent)
     ctx = make_ctx(parent=parent)
-    action = status_action(ctx, hook_status)
+    action = status_write(ctx, hook_status)
     if expected is None:
         assert action is None
         return
@@ -1024,7 +1025,7 @@ def test_status_action(
 )
 def test_a_status_changing_type_between_bool_and_number_is_written(old: Any, new: Any) -> None:
     parent = make_parent(status={"observedGeneration": GENERATION, "ready": old})
-    action = status_action(make_ctx(parent=parent), {"ready": new})
+    action = status_write(make_ctx(parent=parent), {"ready": new})
     assert action is not None
     assert action.after is not None
     assert action.after["status"] == {"ready": new, "observedGeneration": GENERATION}

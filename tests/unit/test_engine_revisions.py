@@ -1,4 +1,4 @@
-"""ControllerRevision values (reconcile.engine.revisions), table-driven with plain dicts:
+"""ControllerRevision values (reconcile.engine.composite.revisions), table-driven with plain dicts:
 names, parent patches, the object layout, parsing, claiming, and the per-child checks."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.engine.revisions import (
+from reconcile.engine.composite.revisions import (
     API_GROUP_LABEL,
     RESOURCE_LABEL,
     REVISION_API_VERSION,

@@ -1,8 +1,8 @@
-"""Rolling updates (reconcile.engine.rollout), with plain dicts.
+"""Rolling updates (reconcile.engine.composite.rollout), with plain dicts.
 
 Most tests step a rollout call by call against a small simulated cluster: each pass runs the
-two decision steps exactly as the runner will (plan_revisions, one "sync hook" call per live
-revision, plan_rollout, then composite.plan_parent on the merged response), applies the
+two decision steps exactly as a pass does (plan_revisions, one "sync hook" call per live
+revision, plan_rollout, then sync.plan_parent on the merged response), applies the
 actions to the simulated state (revision writes first), and acts as the kubelet in between
 (marking children Ready)."""
 
@@ -17,24 +17,14 @@ from typing import Any
 import pytest
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.composite import (
-    ChildType,
-    Context,
-    Mode,
-    PlanError,
-    claim_children,
-    plan_parent,
-)
-from reconcile.engine.ownership import owner_reference
-from reconcile.engine.responses import SyncResponse
-from reconcile.engine.revisions import (
+from reconcile.engine.composite.revisions import (
     REVISION_RESOURCE,
     Revision,
     parent_patch,
     revision_name,
     selector_labels,
 )
-from reconcile.engine.rollout import (
+from reconcile.engine.composite.rollout import (
     ChildRef,
     Move,
     RolloutPlan,
@@ -44,7 +34,12 @@ from reconcile.engine.rollout import (
     rollout_response,
     set_condition,
 )
-from reconcile.engine.rollout_revisions import RevisionPlan, plan_revisions
+from reconcile.engine.composite.rollout_revisions import RevisionPlan, plan_revisions
+from reconcile.engine.composite.sync import ChildType, claim_children, plan_parent
+from reconcile.engine.composite.sync import ParentContext as Context
+from reconcile.engine.finalizers import Mode
+from reconcile.engine.ownership import owner_reference
+from reconcile.engine.responses import PlanError, SyncResponse
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, is_deleting, metadata, name_of
 from reconcile.objects.resource import ResourceInfo

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from reconcile.engine.composite import claim_children, parent_selector, sync_request
-from reconcile.engine.decorator import parse_response
-from reconcile.engine.decorator import sync_request as decorator_request
-from reconcile.engine.map_controller import map_request, parse_outputs, tombstone_request
+from reconcile.engine.composite.sync import claim_children, parent_selector, sync_request
+from reconcile.engine.decorator.response import parse_response
+from reconcile.engine.decorator.response import sync_request as decorator_request
+from reconcile.engine.map_controller.inputs import map_request, parse_outputs, tombstone_request
 from reconcile.engine.related import parse_customize_response
 from reconcile.engine.responses import (
     ResponseError,
@@ -67,7 +67,7 @@ def test_each_kinds_request_is_keyed_by_the_hook_version(uniform: bool, key: str
 
 
 def test_map_request_keys_follow_the_version_too() -> None:
-    from reconcile.engine.map_controller import MapInput
+    from reconcile.engine.map_controller.inputs import MapInput
 
     item = MapInput(MAP_CTX.parent_resource, PARENT, "k")
     outputs = {"ConfigMap.v1": [OUTPUT]}

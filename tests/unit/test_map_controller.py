@@ -9,26 +9,22 @@ from typing import Any
 import pytest
 
 from reconcile.engine.actions import ActionKind
-from reconcile.engine.map_controller import (
+from reconcile.engine.flow import Plan
+from reconcile.engine.map_controller.inputs import (
     MAP_INPUT_ANNOTATION,
     MAP_KEY_LABEL,
-    DetachedKey,
-    KeyPlan,
-    LiveKey,
-    MapContext,
     MapInput,
+    OutputContext,
     OutputType,
     SelectorProblem,
-    aggregated_status,
     input_selector,
     map_key,
-    outputs_after,
     outputs_by_key,
     parse_outputs,
-    plan_parent_outputs,
     select_inputs,
-    status_action,
 )
+from reconcile.engine.map_controller.plan import DetachedKey, LiveKey, plan_parent_outputs
+from reconcile.engine.map_controller.status import aggregated_status, outputs_after, status_write
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError
 from reconcile.objects.meta import Obj
@@ -158,7 +154,7 @@ def test_inputs_match_the_selector_and_never_include_the_parents_own_outputs() -
         input_selector({**PARENT, "spec": {"selector": {"matchExpressions": [{"key": "a"}]}}})
 
 
-def context(method: UpdateMethod = UpdateMethod.IN_PLACE, tombstone: bool = False) -> MapContext:
+def context(method: UpdateMethod = UpdateMethod.IN_PLACE, tombstone: bool = False) -> OutputContext:
     raw = spec()
     if tombstone:
         raw["spec"]["hooks"]["tombstone"] = {"webhook": {"url": "http://hooks/tombstone"}}
@@ -167,7 +163,7 @@ def context(method: UpdateMethod = UpdateMethod.IN_PLACE, tombstone: bool = Fals
         OutputType(OutputRule("v1", "configmaps", method), CONFIGMAPS),
         OutputType(OutputRule("snapshot.storage.k8s.io/v1", "volumesnapshots"), SNAPSHOTS),
     )
-    return MapContext(controller, PARENT, PARENTS, output_types)
+    return OutputContext(controller, PARENT, PARENTS, output_types)
 
 
 def pvc(name: str) -> MapInput:
@@ -200,11 +196,11 @@ def no_lookup(kind: str, namespace: str, name: str) -> Obj | None:
     return None
 
 
-def by_key(plans: list[KeyPlan]) -> dict[str, KeyPlan]:
+def by_key(plans: list[Plan]) -> dict[str, Plan]:
     return {p.key: p for p in plans}
 
 
-def kinds(plan: KeyPlan) -> list[tuple[str, str]]:
+def kinds(plan: Plan) -> list[tuple[str, str]]:
     return [(a.kind.value, a.name) for a in plan.actions]
 
 
@@ -385,8 +381,8 @@ def test_status_counts_inputs_outputs_and_true_conditions() -> None:
         },
     }
     ctx = context()
-    observed = outputs_by_key(ctx.output_types, {CONFIGMAPS.key: [ready, stale]})
-    status = aggregated_status([PVCS], [a], ctx.output_types, observed)
+    observed = outputs_by_key(ctx.owned, {CONFIGMAPS.key: [ready, stale]})
+    status = aggregated_status([PVCS], [a], ctx.owned, observed)
     assert status == {
         "persistentvolumeclaims": {"total": 1},
         "configmaps": {"total": 2, "ready": 1, "synced": 1},
@@ -394,15 +390,14 @@ def test_status_counts_inputs_outputs_and_true_conditions() -> None:
     }
     # a resource both in and out keeps both figures
     inputs = [MapInput(CONFIGMAPS, i.obj, i.key) for i in (a, pvc("b"))]
-    both = aggregated_status([CONFIGMAPS], inputs, ctx.output_types, observed)
+    both = aggregated_status([CONFIGMAPS], inputs, ctx.owned, observed)
     assert both["configmaps"] == {"total": 2, "ready": 1, "synced": 1, "inputs": 2}
-    action = status_action(ctx, status)
+    action = status_write(ctx, status)
     assert action is not None and action.kind is ActionKind.STATUS
     assert action.after is not None and action.after["status"]["observedGeneration"] == 3
     converged = {**PARENT, "status": {**status, "observedGeneration": 3}}
     assert (
-        status_action(MapContext(ctx.controller, converged, PARENTS, ctx.output_types), status)
-        is None
+        status_write(OutputContext(ctx.controller, converged, PARENTS, ctx.owned), status) is None
     )
 
 
@@ -413,5 +408,5 @@ def test_the_status_counts_what_the_pass_made() -> None:
     plan = plan_parent_outputs(
         ctx, [LiveKey(a, [configmap("new1"), configmap("new2")])], [], observed, no_lookup
     )[0]
-    after = outputs_after(ctx.output_types, observed, plan.actions)
-    assert aggregated_status([PVCS], [a], ctx.output_types, after)["configmaps"] == {"total": 2}
+    after = outputs_after(ctx.owned, observed, plan.actions)
+    assert aggregated_status([PVCS], [a], ctx.owned, after)["configmaps"] == {"total": 2}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from reconcile.cluster.memory import MemoryCluster
+from reconcile.engine.flow import ControllerError
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.runner.overlaps import refuse_shared_objects
-from reconcile.runner.resolving import ControllerError
 from reconcile.runner.snapshot import Snapshot
 
 OLD = ResourceInfo("extensions", "v1beta1", "ingresses", "Ingress", True)

@@ -75,9 +75,10 @@ def test_a_local_run_of_command_hooks_loads_only_what_it_uses() -> None:
         "reconcile.gitsource",
         "reconcile.report.json_report",
         "reconcile.report.markdown",
-        "reconcile.runner.decorator",
-        "reconcile.runner.map_controller",
-        "reconcile.engine.rollout",
+        "reconcile.engine.decorator",
+        "reconcile.engine.map_controller",
+        "reconcile.engine.composite.rollout",
+        "reconcile.engine.composite.revisions",
     ]
     args = ["--local", "examples/hello-world", "--dry-run", "--workers", "2", "--verbose"]
     assert loaded_by(args, unused) == []

@@ -4,16 +4,14 @@ key, and the hooks' requests and responses."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconcile.engine.children import (
-    OwnedType,
-)
+from reconcile.engine.children import OwnedType
+from reconcile.engine.flow import Context
 from reconcile.engine.keys import request_key
 from reconcile.engine.responses import ParentError, ResponseError, object_list, unknown_fields
-from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import (
     Obj,
     annotations_of,
@@ -36,8 +34,6 @@ MAP_INPUT_ANNOTATION = "metacontroller.k8s.io/map-input"
 
 # (output type key, namespace, name): one output object.
 OutputId = tuple[str, str, str]
-# Finds an existing object by (output type key, namespace, name) in the pass's snapshot.
-Lookup = Callable[[str, str, str], Obj | None]
 
 
 def map_key(obj: Obj) -> str:
@@ -63,31 +59,8 @@ class MapInput:
         return identity(self.obj)
 
 
-@dataclass(frozen=True)
-class MapContext:
-    controller: MapController
-    parent: Obj
-    parent_resource: ResourceInfo
-    output_types: tuple[OutputType, ...]
-    strategy: ApplyStrategy = CLIENT_SIDE
-    # False once the run saw the parent's schema drop status.observedGeneration
-    stamp_generation: bool = True
-    # the parent's CRD schema: what of the aggregated status the server keeps (None: all)
-    status_schema: Mapping[str, Any] | None = None
-
-    @property
-    def namespaced(self) -> bool:
-        return self.parent_resource.namespaced
-
-    def output_type(self, api_version: str, kind: str) -> OutputType | None:
-        return next(
-            (
-                t
-                for t in self.output_types
-                if t.resource.api_version == api_version and t.resource.kind == kind
-            ),
-            None,
-        )
+# One parent and what its sync is planned with.
+OutputContext = Context[MapController, OwnedRule]
 
 
 class SelectorProblem(ParentError):
@@ -135,16 +108,16 @@ def outputs_by_key(
 
 
 def _keyed(
-    ctx: MapContext, outputs: Mapping[str, list[Obj]], uniform: bool
+    ctx: OutputContext, outputs: Mapping[str, list[Obj]], uniform: bool
 ) -> dict[str, dict[str, Obj]]:
     return {
         t.key: {request_key(ctx.namespaced, o, uniform): o for o in outputs.get(t.key, [])}
-        for t in ctx.output_types
+        for t in ctx.owned
     }
 
 
 def map_request(
-    ctx: MapContext, item: MapInput, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
+    ctx: OutputContext, item: MapInput, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
 ) -> dict[str, Any]:
     """`uniform`: outputs keyed `namespace/name` (hook version v2)."""
     return {
@@ -157,7 +130,7 @@ def map_request(
 
 
 def tombstone_request(
-    ctx: MapContext, key: str, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
+    ctx: OutputContext, key: str, outputs: Mapping[str, list[Obj]], *, uniform: bool = False
 ) -> dict[str, Any]:
     return {
         "controller": ctx.controller.raw,

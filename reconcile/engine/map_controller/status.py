@@ -3,25 +3,19 @@ outputs' true conditions."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.limits import status_size_problem
 from reconcile.engine.map_controller.inputs import (
     MAP_KEY_LABEL,
-    MapContext,
     MapInput,
+    OutputContext,
     OutputType,
     output_id_of,
 )
-from reconcile.engine.responses import ResponseError
-from reconcile.engine.status import status_to_write
-from reconcile.objects.meta import (
-    Obj,
-    labels_of,
-)
+from reconcile.engine.status import status_action
+from reconcile.objects.meta import Obj, labels_of
 from reconcile.objects.resource import ResourceInfo
 
 # -- status --------------------------------------------------------------------------------
@@ -100,16 +94,13 @@ def aggregated_status(
     return status
 
 
-def status_action(ctx: MapContext, aggregated: dict[str, Any]) -> Action | None:
+def status_write(ctx: OutputContext, aggregated: Mapping[str, Any]) -> Action | None:
     """The parent's status update (`observedGeneration` and the figures), None when the same."""
-    wanted = status_to_write(
-        aggregated, ctx.parent, stamp=ctx.stamp_generation, schema=ctx.status_schema
+    return status_action(
+        ctx.parent_resource,
+        ctx.parent,
+        aggregated,
+        "aggregated status",
+        stamp=ctx.stamp_generation,
+        schema=ctx.status_schema,
     )
-    if wanted is None:
-        return None
-    after = copy.deepcopy(ctx.parent)
-    after["status"] = wanted
-    too_big = status_size_problem(after)
-    if too_big:
-        raise ResponseError("map", [too_big])
-    return Action(ActionKind.STATUS, ctx.parent_resource, ctx.parent, after, "aggregated status")

@@ -1,15 +1,16 @@
 """Rolling updates for one parent: which revision each child belongs to, which child moves to
 the latest revision next, and the ControllerRevision writes that record it.
 
-Two steps, with the runner's hook calls in between:
+Two steps, with the sync hook's calls in between (`kind.py` takes them in order):
 
 1. `rollout_revisions.plan_revisions`: the latest revision (the parent's rolling fields now)
    and the live revisions (the latest, and older ones that still have children); for each, the
    parent as the sync hook must see it.
-2. `plan_rollout`: from each live revision's desired children, the observed children and the
-   child rules: the revision writes (to execute BEFORE any child action), the desired children
-   to hand to `composite.plan_parent` (each from the revision it belongs to), the parent's
-   `Updated` condition and a summary.
+2. `roll`: each live revision's answer read (`sync.desired_children`), then `plan_rollout`:
+   from those desired children, the observed children and the child rules, the revision writes
+   (to execute BEFORE any child action), the desired children to hand to `sync.plan_parent`
+   (each from the revision it belongs to), the parent's `Updated` condition and a summary; and
+   the one answer they make (`rollout_response`).
 
 Rules (Metacontroller's, level-triggered: every decision is made from the observed state and
 the revisions alone):
@@ -46,18 +47,21 @@ from enum import StrEnum
 from typing import Any
 
 from reconcile.engine.actions import Action
-from reconcile.engine.composite import ChildType
-from reconcile.engine.responses import SyncResponse
-from reconcile.engine.revisions import (
+from reconcile.engine.composite.revisions import (
     REVISION_RESOURCE,
     GroupKind,
     Revision,
     readiness_problem,
 )
-from reconcile.engine.rollout_revisions import RevisionPlan, revision_writes
+from reconcile.engine.composite.rollout_revisions import RevisionPlan, revision_writes
+from reconcile.engine.composite.sync import ChildType, ParentContext, desired_children
+from reconcile.engine.ownership import ClaimResult
+from reconcile.engine.responses import PlanError, SyncResponse
+from reconcile.engine.rollout_summary import RevisionSummary, RolloutSummary
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
-from reconcile.objects.meta import Obj, is_deleting
+from reconcile.objects.meta import Obj, is_deleting, name_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.objects.selectors import LabelSelector
 from reconcile.specs.controller import UpdateMethod
 
 UPDATED_CONDITION = "Updated"
@@ -88,7 +92,7 @@ class ChildRef:
 @dataclass(frozen=True)
 class Move:
     """A child recorded on the latest revision by this decision. `method` is how
-    composite.plan_parent changes it (InPlace: updated now; Recreate: deleted now, created on
+    sync.plan_parent changes it (InPlace: updated now; Recreate: deleted now, created on
     a later pass); `changed` is False when it already matched and is not touched."""
 
     child: ChildRef
@@ -98,38 +102,10 @@ class Move:
     changed: bool = True
 
 
-@dataclass(frozen=True)
-class RevisionSummary:
-    name: str
-    latest: bool
-    children: tuple[str, ...]  # `Pod web-0`, after this decision
-    write: str | None = None  # create / update / delete, or None
-
-
-@dataclass(frozen=True)
-class RolloutSummary:
-    """What a report shows of a parent's rollout."""
-
-    latest: str
-    revisions: tuple[RevisionSummary, ...]
-    on_latest: int  # children of rolling types recorded on the latest revision
-    total: int  # children of rolling types
-    moved: tuple[str, ...]
-    waiting: str | None = None
-
-    def describe(self) -> str:
-        text = f"{self.on_latest}/{self.total} children on revision {self.latest}"
-        if self.moved:
-            text += "; moving " + ", ".join(self.moved)
-        if self.waiting:
-            text += f"; {self.waiting}"
-        return text
-
-
 @dataclass
 class RolloutPlan:
     """One rollout decision. Execute `writes` first, in order, and stop at the first failure;
-    only then the child actions that `composite.plan_parent` derives from `desired` (with the
+    only then the child actions that `sync.plan_parent` derives from `desired` (with the
     child types of `apply_child_types`)."""
 
     latest: str
@@ -143,7 +119,7 @@ class RolloutPlan:
 
 
 def effective_method(method: UpdateMethod) -> UpdateMethod:
-    """How composite.plan_parent changes a child of a rolling type: the rollout picks which
+    """How sync.plan_parent changes a child of a rolling type: the rollout picks which
     revision's desired state it gets; changing it is then an in-place update or a recreate."""
     if method is UpdateMethod.ROLLING_IN_PLACE:
         return UpdateMethod.IN_PLACE
@@ -395,7 +371,7 @@ def set_condition(status: Mapping[str, Any] | None, condition: Mapping[str, str]
 
 
 def rollout_response(plan: RolloutPlan, responses: Mapping[str, SyncResponse]) -> SyncResponse:
-    """One sync response for composite.plan_parent: the latest revision's status with the
+    """One sync response for sync.plan_parent: the latest revision's status with the
     `Updated` condition, the rollout's desired children, the smallest positive
     resyncAfterSeconds of all revisions, finalized only when every revision says so."""
     latest = responses[plan.latest]
@@ -408,3 +384,38 @@ def rollout_response(plan: RolloutPlan, responses: Mapping[str, SyncResponse]) -
         resync_after=min(resyncs) if resyncs else None,
         finalized=all(r.finalized for r in responses.values()),
     )
+
+
+def roll(
+    ctx: ParentContext,
+    selector: LabelSelector,
+    claims: Mapping[str, ClaimResult],
+    revisions: RevisionPlan,
+    responses: Sequence[SyncResponse],
+    revision_resource: ResourceInfo = REVISION_RESOURCE,
+) -> tuple[SyncResponse, RolloutPlan]:
+    """From the sync hook's answer for each live revision (in `revisions.live`'s order): the
+    rollout decision and the one answer it makes. A revision's unusable children stop the
+    parent (PlanError naming the revision)."""
+    desired: dict[str, dict[str, dict[str, Obj]]] = {}
+    answers: dict[str, SyncResponse] = {}
+    for live, response in zip(revisions.live, responses, strict=True):
+        children, problems = desired_children(
+            dataclasses.replace(ctx, parent=live.parent), selector, response
+        )
+        if problems:
+            raise PlanError(ctx.parent, [f"revision {live.name}: {p}" for p in problems])
+        desired[live.name], answers[live.name] = children, response
+    rollout = plan_rollout(
+        revisions,
+        desired,
+        {k: c.observed for k, c in claims.items()},
+        ctx.owned,
+        revision_resource=revision_resource,
+        strategy=ctx.strategy,
+        hook_order=[
+            (f"{raw['kind']}.{raw['apiVersion']}", name_of(raw))
+            for raw in answers[revisions.latest.name].children
+        ],
+    )
+    return rollout_response(rollout, answers), rollout

@@ -1,7 +1,7 @@
 """Rolling updates, step 1: the latest revision (the parent's rolling fields now) and the live
 revisions (the latest, and older ones that still have children of a rolling type); for each,
 the parent as the sync hook must see it. And, once step 2 has decided, the ControllerRevision
-writes that record it. The rules are `reconcile.engine.rollout`'s."""
+writes that record it. The rules are `rollout.py`'s."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.composite import ChildType, PlanError
-from reconcile.engine.revisions import (
+from reconcile.engine.composite.revisions import (
     GroupKind,
     Revision,
     RevisionError,
@@ -18,6 +17,8 @@ from reconcile.engine.revisions import (
     patched_parent,
     revision_name,
 )
+from reconcile.engine.composite.sync import ChildType
+from reconcile.engine.responses import PlanError
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, metadata, uid_of
 from reconcile.objects.resource import ResourceInfo
