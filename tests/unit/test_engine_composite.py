@@ -19,7 +19,6 @@ from reconcile.engine.composite.sync import (
     mode_for,
     parent_selector,
     plan_parent,
-    status_write,
     sync_request,
 )
 from reconcile.engine.composite.sync import ParentContext as Context
@@ -27,6 +26,7 @@ from reconcile.engine.finalizers import Mode
 from reconcile.engine.flow import Plan, customize
 from reconcile.engine.ownership import ClaimResult
 from reconcile.engine.responses import PlanError, SyncResponse, parse_sync_response
+from reconcile.engine.status import status_action
 from reconcile.objects.meta import Obj, identity
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, Requirement
@@ -976,6 +976,12 @@ def test_a_desired_name_held_by_an_orphan_being_deleted_is_waited_for() -> None:
 
 
 # --- plan_parent: status ----------------------------------------------------------------------
+
+
+def status_write(ctx: Context, status: dict[str, Any] | None) -> Action | None:
+    """The status write plan_parent makes of a hook's status (none: an empty one)."""
+    reason = "status from the hook"
+    return status_action(ctx.parent_resource, ctx.parent, status or {}, reason)
 
 
 @pytest.mark.parametrize(

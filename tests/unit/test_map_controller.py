@@ -24,9 +24,10 @@ from reconcile.engine.map_controller.inputs import (
     select_inputs,
 )
 from reconcile.engine.map_controller.plan import DetachedKey, LiveKey, plan_parent_outputs
-from reconcile.engine.map_controller.status import aggregated_status, outputs_after, status_write
+from reconcile.engine.map_controller.status import aggregated_status, outputs_after
 from reconcile.engine.ownership import owner_reference
 from reconcile.engine.responses import ResponseError
+from reconcile.engine.status import status_action
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
 from reconcile.specs.controller import UpdateMethod
@@ -392,13 +393,11 @@ def test_status_counts_inputs_outputs_and_true_conditions() -> None:
     inputs = [MapInput(CONFIGMAPS, i.obj, i.key) for i in (a, pvc("b"))]
     both = aggregated_status([CONFIGMAPS], inputs, ctx.owned, observed)
     assert both["configmaps"] == {"total": 2, "ready": 1, "synced": 1, "inputs": 2}
-    action = status_write(ctx, status)
+    action = status_action(PARENTS, PARENT, status, "aggregated status")
     assert action is not None and action.kind is ActionKind.STATUS
     assert action.after is not None and action.after["status"]["observedGeneration"] == 3
     converged = {**PARENT, "status": {**status, "observedGeneration": 3}}
-    assert (
-        status_write(OutputContext(ctx.controller, converged, PARENTS, ctx.owned), status) is None
-    )
+    assert status_action(PARENTS, converged, status, "aggregated status") is None
 
 
 def test_the_status_counts_what_the_pass_made() -> None:

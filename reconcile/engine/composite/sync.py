@@ -193,18 +193,6 @@ def _child_actions(
     )
 
 
-def status_write(ctx: ParentContext, status: Mapping[str, Any] | None) -> Action | None:
-    """The hook's status (none: an empty one) with observedGeneration, when it differs."""
-    return status_action(
-        ctx.parent_resource,
-        ctx.parent,
-        status or {},
-        "status from the hook",
-        stamp=ctx.stamp_generation,
-        schema=ctx.status_schema,
-    )
-
-
 def plan_parent(
     ctx: ParentContext,
     mode: Mode,
@@ -225,7 +213,15 @@ def plan_parent(
     if children.problems:
         raise PlanError(ctx.parent, children.problems)
     actions = ours.sync(ctx.parent_resource, ctx.parent, mode) + children.actions
-    status = status_write(ctx, response.status)
+    # the hook's status (none: an empty one) with observedGeneration, when it differs
+    status = status_action(
+        ctx.parent_resource,
+        ctx.parent,
+        response.status or {},
+        "status from the hook",
+        stamp=ctx.stamp_generation,
+        schema=ctx.status_schema,
+    )
     if status is not None:
         actions.append(status)
     actions += ours.release(ctx.parent_resource, ctx.parent, mode, response.finalized, None)

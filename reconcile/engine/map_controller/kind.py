@@ -40,7 +40,8 @@ from reconcile.engine.map_controller.inputs import (
     tombstone_request,
 )
 from reconcile.engine.map_controller.plan import DetachedKey, LiveKey, plan_parent_outputs
-from reconcile.engine.map_controller.status import aggregated_status, outputs_after, status_write
+from reconcile.engine.map_controller.status import aggregated_status, outputs_after
+from reconcile.engine.status import status_action
 from reconcile.objects.meta import Obj, namespace_of, uid_of
 from reconcile.specs.map_controller import MapController
 
@@ -193,7 +194,14 @@ class MapKind(ParentKind[MapController, Seen, list[Obj], ByKey]):
             pass made, without waiting for another pass."""
             after = outputs_after(ctx.owned, seen.outputs, done)
             aggregated = aggregated_status(list(self.input_types), seen.inputs, ctx.owned, after)
-            status = status_write(ctx, aggregated)
+            status = status_action(
+                ctx.parent_resource,
+                ctx.parent,
+                aggregated,
+                "aggregated status",
+                stamp=ctx.stamp_generation,
+                schema=ctx.status_schema,
+            )
             return ParentPlan([Plan([status] if status is not None else [])], status=aggregated)
 
         return ParentPlan(plans, then=then)

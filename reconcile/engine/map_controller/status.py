@@ -7,14 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
-from reconcile.engine.map_controller.inputs import (
-    MAP_KEY_LABEL,
-    MapInput,
-    OutputContext,
-    OutputType,
-    output_id_of,
-)
-from reconcile.engine.status import status_action
+from reconcile.engine.map_controller.inputs import MAP_KEY_LABEL, MapInput, OutputType, output_id_of
 from reconcile.objects.meta import Obj, labels_of
 from reconcile.objects.resource import ResourceInfo
 
@@ -92,15 +85,3 @@ def aggregated_status(
             entry["inputs"] = status[plural]["total"]
         status[plural] = entry
     return status
-
-
-def status_write(ctx: OutputContext, aggregated: Mapping[str, Any]) -> Action | None:
-    """The parent's status update (`observedGeneration` and the figures), None when the same."""
-    return status_action(
-        ctx.parent_resource,
-        ctx.parent,
-        aggregated,
-        "aggregated status",
-        stamp=ctx.stamp_generation,
-        schema=ctx.status_schema,
-    )
