@@ -1,6 +1,9 @@
-"""Every hook call of a pass, of every kind: one pool, `workers` calls at a time across the
-parents of a controller, each call recorded in its parent's result (outcome, time, code) and
-its answer read by the kind's parser in the worker that called it."""
+"""Every hook call of a pass, of every kind, is made here (`HookCalls`): each recorded in its
+parent's result (outcome, time, code) and its answer read by the kind's parser in the worker
+that called it. A parent's several calls (a rollout's revisions, a map's keys) go side by side
+on one pool shared by the controller's parents, `workers` at a time; a parent's lone call runs
+in the parent's own worker (the pass's fan-out is `workers` wide already): a hand-off to the
+pool would cost it about 30 µs of CPU for nothing, 0.3 s a pass at 10,000 parents."""
 
 from __future__ import annotations
 
@@ -21,8 +24,7 @@ T = TypeVar("T")
 
 
 class HookCalls:
-    """The pass's hook calls: a parent's requests go to one pool shared by all its parents,
-    so a parent's calls (a rollout's revisions, a map's keys) run side by side too."""
+    """The hook calls of a controller's pass."""
 
     def __init__(self, hooks: HookCaller, workers: int, budget: Budget) -> None:
         self.hooks = hooks
@@ -49,10 +51,8 @@ class HookCalls:
         """Each request's parsed answer, in order. A call of the parent's own that fails
         (HookError, ResponseError) is raised, once every call is done; a map key's failure is
         handed to `failed` and its answer is None. BudgetExhausted when the run ends first."""
-        futures: list[Future[T] | None] = [
-            None if self.budget.expired else self._pool.submit(self._call, request, result)
-            for request in requests
-        ]
+        lone = len(requests) == 1
+        futures = [self._start(request, result, lone) for request in requests]
         # Every call is done before anything is raised: none may record into a result that
         # is already finished.
         wait([f for f in futures if f is not None])
@@ -77,6 +77,20 @@ class HookCalls:
         if stop is not None:
             raise stop
         return answers
+
+    def _start(self, request: HookRequest[T], result: ParentResult, lone: bool) -> Future[T] | None:
+        """The call under way on the pool (done already when it is a lone one), or None once
+        the run's budget is over."""
+        if self.budget.expired:
+            return None
+        if not lone:
+            return self._pool.submit(self._call, request, result)
+        done: Future[T] = Future()
+        try:
+            done.set_result(self._call(request, result))
+        except BaseException as exc:  # raised where every call's outcome is read
+            done.set_exception(exc)
+        return done
 
     def _call(self, request: HookRequest[T], result: ParentResult) -> T:
         return request.parse(call_hook(self.hooks, request.hook, request.body, result))

@@ -1,11 +1,13 @@
-"""Every hook call of a pass on one pool (reconcile.runner.hookcall), with real local commands:
-answers in the requests' order, read by each request's parser; a map key's failure is that
-key's, a call of the parent's own stops the parent, and only once every call is done and
-recorded; nothing is called once the run's budget is over."""
+"""Every hook call of a pass (reconcile.runner.hookcall), with real local commands: answers in
+the requests' order, read by each request's parser; a map key's failure is that key's, a call
+of the parent's own stops the parent, and only once every call is done and recorded; a lone
+call runs in its parent's worker, several on the pool; nothing is called once the run's budget
+is over."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -67,3 +69,19 @@ def test_nothing_is_called_once_the_budget_is_over() -> None:
         calls.answers([request(1, "a")], result, lambda message: None)
     assert "call 1" in str(stopped.value)
     assert result.hooks == []
+
+
+def test_a_lone_call_runs_in_its_parents_worker_and_several_on_the_pool() -> None:
+    threads: list[str] = []
+
+    def where(answer: Any) -> int:
+        threads.append(threading.current_thread().name)
+        return got(answer)
+
+    result = ParentResult("m", "Thing ns/p", "map")
+    with HookCalls(HookCaller(), 2, Budget()) as calls:
+        assert calls.answers([HookRequest(hook("sync"), {"n": 1}, where)], result) == [1]
+        assert threads == [threading.current_thread().name]
+        several = [HookRequest(hook("map"), {"n": n}, where, key=str(n)) for n in (2, 3)]
+        assert calls.answers(several, result, lambda message: None) == [2, 3]
+    assert all(name.startswith("hook") for name in threads[1:]) and len(threads) == 3
