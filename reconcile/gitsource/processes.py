@@ -143,7 +143,10 @@ class ProcessGuard:
         with self._lock:
             kept = []
             for watched in self._live:
-                if watched.process.poll() is not None:
+                if _leader_exited(watched.process):
+                    # what is left of its group (git's remote helper, holding the pipes the
+                    # reader waits on) would keep the run waiting for ever: it goes too
+                    _kill_group(watched.process)
                     continue
                 if not (ended or now >= watched.deadline):
                     kept.append(watched)
@@ -157,6 +160,18 @@ class ProcessGuard:
                 self.stops += 1
                 _kill_group(watched.process)
             self._live = kept
+
+
+def _leader_exited(process: subprocess.Popen[Any]) -> bool:
+    """Whether the process ended, without reaping it: while it is an unreaped zombie its pid,
+    and so its group's id, cannot be given to another process, so its group can be killed."""
+    if process.returncode is not None:
+        return True
+    try:
+        info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped by its reader meanwhile
+        return True
+    return info is not None
 
 
 def _kill_group(process: subprocess.Popen[Any]) -> None:

@@ -5,8 +5,10 @@ process group (the HTTP transport helper it started too), in time."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -117,3 +119,72 @@ def test_a_command_past_its_timeout_is_killed(silent_url: str, tmp_path: Path) -
     assert time.monotonic() - started < 1 + 5
     assert processes_in(cache) == []
     assert os.path.isdir(cache)
+
+
+class _HalfAnswering(http.server.BaseHTTPRequestHandler):
+    """Smart HTTP whose ref listing is the repository's own (git http-backend) and whose
+    ls-refs request gets a NAK, then nothing: git's command gives up on its own while its
+    remote helper, in its process group and holding its pipes, waits on the server."""
+
+    protocol_version = "HTTP/1.0"
+    root = ""
+
+    def do_GET(self) -> None:
+        path, _, query = self.path.partition("?")
+        environment = {
+            **os.environ,
+            "GIT_PROJECT_ROOT": self.root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "REQUEST_METHOD": "GET",
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+        }
+        answer = subprocess.run(
+            ["git", "http-backend"], capture_output=True, env=environment, check=True
+        ).stdout
+        head, _, body = answer.partition(b"\r\n\r\n")
+        self.send_response(200)
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(":")
+            if name and name.lower() != "status":
+                self.send_header(name.strip(), value.strip())
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-git-upload-pack-result")
+        self.end_headers()
+        self.wfile.write(b"0008NAK\n")
+        self.wfile.flush()
+        time.sleep(30)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_helper_left_by_a_command_that_gave_up_is_killed_with_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    (repo / "apps" / "app.yaml").write_text("name: app\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "apps")
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(tmp_path / "served" / "repo.git"))
+    handler = type("Handler", (_HalfAnswering,), {"root": str(tmp_path / "served")})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    cache = tmp_path / "cache"
+    started = time.monotonic()
+    try:
+        with pytest.raises(GitSourceError):
+            url = f"http://127.0.0.1:{server.server_address[1]}/repo.git"
+            checkout(url, None, cache, budget=Budget(20.0))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert time.monotonic() - started < 10  # not held until the budget's end, nor for ever
+    assert processes_in(cache) == []
