@@ -145,7 +145,9 @@ def _from_files(configuration: Configuration, source: str, context: str | None) 
             document = yaml.safe_load(stream)
         if document is None:
             raise KubeconfigError(f"{path} is empty")
-        documents.append((target.resolve().parent, document))
+        # the directory as named, links not followed: kubectl resolves a relative path
+        # beside the file as the user named it (a linked ~/.kube/config included)
+        documents.append((Path(os.path.abspath(target)).parent, document))
     merged = kubeconfig_files.merge(documents)
     if kubeconfig_files.needs_client(merged, context):
         from kubernetes.config.kube_config import load_kube_config_from_dict

@@ -207,6 +207,13 @@ def _absolute(section: str, entry: Entry) -> dict[str, Any]:
         value = inner.get(key)
         if isinstance(value, str) and value:
             inner[key] = str(entry.directory / Path(value).expanduser())
+    plugin = inner.get("exec")
+    command = plugin.get("command") if isinstance(plugin, Mapping) else None
+    if isinstance(plugin, Mapping) and isinstance(command, str) and "/" in command:
+        # a command named by a path runs from beside the kubeconfig, as kubectl runs it; only
+        # a bare name is looked up on PATH (never the working directory, which may be a
+        # pull request's checkout)
+        inner["exec"] = {**plugin, "command": str(entry.directory / Path(command).expanduser())}
     body[section[:-1]] = inner
     return body
 

@@ -150,3 +150,41 @@ def test_in_cluster_token_is_read_again_once_rotated(
     assert configuration.auth_settings()["BearerToken"]["value"] == "Bearer first"
     monkeypatch.setattr(in_cluster, "TOKEN_REREAD_SECONDS", 0.0)
     assert configuration.auth_settings()["BearerToken"]["value"] == "Bearer rotated"
+
+
+def test_relative_paths_of_a_linked_kubeconfig_start_beside_the_link(clean_env: Path) -> None:
+    shared, home = clean_env / "shared", clean_env / "home" / ".kube"
+    shared.mkdir()
+    home.mkdir()
+    (shared / "tok").write_text("beside-the-target")
+    (home / "tok").write_text("beside-the-link")
+    document = {
+        "clusters": [{"name": "c", "cluster": {"server": "https://s"}}],
+        "users": [{"name": "u", "user": {"tokenFile": "tok"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    (shared / "config").write_text(json.dumps(document))
+    (home / "config").symlink_to(shared / "config")
+    configuration = load_connection().configuration
+    assert configuration.api_key["BearerToken"] == "Bearer beside-the-link"  # as kubectl
+
+
+def test_a_bad_proxy_url_is_an_error_naming_it_without_its_password(clean_env: Path) -> None:
+    from reconcile.secret_values import scrub
+
+    document = json.loads(Path(write_kubeconfig(clean_env / "k", "https://api")).read_text())
+    for proxy in ("http://pu:KubeProxyPw@127.0.0.1:99999", "socks5://pu:KubeProxyPw@h:1"):
+        document["clusters"][0]["cluster"]["proxy-url"] = proxy
+        (clean_env / "k").write_text(json.dumps(document))
+        with pytest.raises(NoConfiguration, match="proxy-url") as raised:
+            load_connection(str(clean_env / "k"))
+        assert "KubeProxyPw" not in str(raised.value)
+    assert "KubeProxyPw" not in scrub("refused: http://pu:KubeProxyPw@127.0.0.1:99999")
+
+
+def test_a_kubeconfig_token_is_scrubbed_from_what_the_run_says(clean_env: Path) -> None:
+    from reconcile.secret_values import scrub
+
+    load_connection(write_kubeconfig(clean_env / "k", "https://api"))
+    assert "token-main" not in scrub("Invalid header value b'Bearer token-main\\n'")

@@ -136,3 +136,11 @@ def test_plugin_users_go_to_the_client_as_one_document_with_absolute_paths() -> 
     assert [c["name"] for c in single["clusters"]] == ["c"]
     assert single["clusters"][0]["cluster"]["certificate-authority"] == "/d/ca.crt"
     assert single["users"][0]["user"] == user
+
+
+def test_an_exec_command_named_by_a_path_runs_from_beside_the_kubeconfig() -> None:
+    relative = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "./helper"}}
+    bare = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "helper"}}
+    for user, expected in ((relative, "/cfg/helper"), (bare, "helper")):
+        merged = merge([(Path("/cfg"), config("c", "https://s", user, current="c"))])
+        assert single_document(merged, None)["users"][0]["user"]["exec"]["command"] == expected
