@@ -116,6 +116,12 @@ class _WatchedHTTPPool(HTTPConnectionPool):
 
 
 class _WatchedHTTPSPool(HTTPSConnectionPool):
+    def _prepare_proxy(self, conn: Any) -> None:
+        # the tunnel through a proxy (CONNECT and its answer) is set up before the request:
+        # the call's deadline holds the connection from there
+        _attach(conn)
+        super()._prepare_proxy(conn)
+
     def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
         _attach(conn)
         return super()._make_request(conn, *args, **kwargs)

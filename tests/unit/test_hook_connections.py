@@ -5,7 +5,11 @@ wire in the URL. The proxy is a real forwarding HTTP proxy on loopback."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
+import socket
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -178,3 +182,51 @@ def test_a_broken_proxy_setting_fails_the_call_and_names_no_password(
         caller.call(_hook("http://hooks.example.com/sync"), {"parent": {}})
     assert caught.value.reason == "connection"
     assert "hunter22" not in caught.value.message
+
+
+@pytest.fixture
+def trickling_tunnel_proxy() -> Iterator[int]:
+    """A proxy that answers CONNECT one byte every half second, for ever."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def trickle(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            for byte in b"HTTP/1.1 200 Connection established\r\n" * 100:
+                if stop.wait(0.5):
+                    return
+                conn.sendall(bytes([byte]))
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=trickle, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_a_proxy_trickling_its_tunnel_is_cut_at_the_hooks_timeout(
+    monkeypatch: pytest.MonkeyPatch, trickling_tunnel_proxy: int
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{trickling_tunnel_proxy}")
+    hook = HookSpec(
+        name="sync",
+        owner="test",
+        webhook=WebhookSpec(url="https://hooks.example.com/sync", timeout=2.0),
+    )
+    started = time.monotonic()
+    with HookCaller() as caller, pytest.raises(HookError):
+        caller.call(hook, {"parent": {}})
+    assert time.monotonic() - started < 2 + 2  # the tunnel is held to the call's deadline
