@@ -10,6 +10,7 @@ its own). It is never in an error's text."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import urllib.parse
@@ -162,7 +163,20 @@ class Client:
             raise GitHubError(None, "an answer that is not JSON") from None
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
+        """The token, and the user and password of any URL (a proxy's from the runner's
+        environment: requests' parse errors quote it whole), never shown."""
+        if self.token:
+            text = text.replace(self.token, "***")
+        for name in PROXY_VARIABLES:
+            value = os.environ.get(name) or os.environ.get(name.lower()) or ""
+            userinfo = value.partition("://")[2].rpartition("@")[0]
+            if userinfo:
+                text = text.replace(userinfo, "***")
+        return _URL_USERINFO.sub(r"\1***@", text)
+
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s@]*@")
 
 
 def _message(response: requests.Response) -> str:
