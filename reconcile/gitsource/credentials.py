@@ -70,7 +70,16 @@ def remote(url: str, environ: Mapping[str, str] | None = None) -> Remote:
         remember_credential(secret)
         basic = base64.b64encode(f"{login}:{secret}".encode()).decode()
         remember_credential(basic)
-        env.update(_git_config({"http.extraHeader": f"Authorization: Basic {basic}"}))
+        # the credential is for the host named; git would send its extra header on to the
+        # host a redirect names: redirects are not followed while it carries one
+        env.update(
+            _git_config(
+                {
+                    "http.extraHeader": f"Authorization: Basic {basic}",
+                    "http.followRedirects": "false",
+                }
+            )
+        )
     key_file = environ.get("RECONCILE_GIT_SSH_KEY_FILE", "")
     known_hosts = environ.get("RECONCILE_GIT_KNOWN_HOSTS", "")
     if key_file or known_hosts:
@@ -101,6 +110,16 @@ def _split_userinfo(url: str) -> tuple[str, str, str]:
             )
         return url, "", ""
     parts = urlsplit(url)
+    after_scheme = url.partition("://")[2]
+    if "@" not in parts.netloc and "@" in after_scheme:
+        # an '@' past the host part: a password with an unencoded '/', '?' or '#' in it,
+        # which git and the reports would show as part of the path; never shown, refused
+        suspect = after_scheme.rpartition("@")[0]
+        remember_credential(suspect.partition(":")[2] or suspect)
+        raise CredentialError(
+            f"--git {parts.scheme}://<redacted>@...: an '@' after the host part; percent-encode "
+            "a '/', '?' or '#' in a password, or give the password as RECONCILE_GIT_TOKEN"
+        )
     if "@" not in parts.netloc:
         return url, "", ""
     userinfo, _, host = parts.netloc.rpartition("@")

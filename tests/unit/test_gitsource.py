@@ -152,3 +152,24 @@ def test_a_corrupt_object_in_the_cache_is_an_error_naming_it(repo: Path, tmp_pat
     with pytest.raises(GitSourceError, match=r"^git: "):
         checkout(str(repo), "trunk", cache)
     assert first.commit == git(repo, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("password", ["pa/ss-SECRET1", "pa?ss-SECRET2", "pa#ss-SECRET3"])
+def test_a_password_with_an_unencoded_separator_is_refused_unshown(password: str) -> None:
+    from reconcile.gitsource.credentials import CredentialError
+
+    with pytest.raises(CredentialError, match="percent-encode") as raised:
+        remote(f"https://alice:{password}@git.example.com/r.git", {})
+    assert "SECRET" not in str(raised.value)
+    assert "SECRET" not in scrub(f"fatal: https://alice:{password}@git.example.com")
+
+
+def test_a_credential_is_never_carried_to_a_redirect() -> None:
+    env = remote("https://git.example.com/r.git", {"RECONCILE_GIT_TOKEN": "ghp_x"}).env
+    settings = {
+        env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"]
+        for i in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert settings["http.followRedirects"] == "false"
+    assert settings["http.extraHeader"].startswith("Authorization: Basic ")
+    assert "GIT_CONFIG_COUNT" not in remote("https://git.example.com/r.git", {}).env
