@@ -309,14 +309,21 @@ class _CachedRepo:
         work = self.cache_dir / "runs"
         work.mkdir(exist_ok=True)
         _forget_abandoned(work)
-        target = Path(tempfile.mkdtemp(prefix=f"{commit.hexsha[:12]}-", dir=work)) / "tree"
-        target.mkdir()
-        since = self.guard.stops
-        with self.errors():
-            unreadable = write_tree(commit, target, self._check_budget)
-        stopped = self.guard.why_stopped(since)
-        if stopped is not None:  # a cat-file process killed mid-read leaves a blob short
-            raise GitSourceError(f"git: {stopped}")
+        own = Path(tempfile.mkdtemp(prefix=f"{commit.hexsha[:12]}-", dir=work))
+        target = own / "tree"
+        try:
+            target.mkdir()
+            since = self.guard.stops
+            with self.errors():
+                unreadable = write_tree(commit, target, self._check_budget)
+            stopped = self.guard.why_stopped(since)
+            if stopped is not None:  # a cat-file process killed mid-read leaves a blob short
+                raise GitSourceError(f"git: {stopped}")
+        except BaseException:
+            # a tree left half-written (the budget's end, a signal, a refused entry) is no
+            # run's: it goes now, not a day later
+            shutil.rmtree(own, ignore_errors=True)
+            raise
         return target, unreadable
 
     def _check_budget(self) -> None:

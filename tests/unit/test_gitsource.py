@@ -173,3 +173,30 @@ def test_a_credential_is_never_carried_to_a_redirect() -> None:
     assert settings["http.followRedirects"] == "false"
     assert settings["http.extraHeader"].startswith("Authorization: Basic ")
     assert "GIT_CONFIG_COUNT" not in remote("https://git.example.com/r.git", {}).env
+
+
+def test_a_checkout_that_fails_leaves_no_tree_behind(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    (repo / "apps" / "app.yaml").write_text("name: app\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
+        check=True,
+    )
+    cache = tmp_path / "cache"
+    checkout(repo.as_uri(), None, cache)
+    runs = next(iter(cache.rglob("runs")))
+    before = sorted(runs.iterdir())
+    blob = subprocess.run(
+        ["git", "hash-object", str(repo / "apps" / "app.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    for stored in cache.rglob(f"objects/{blob[:2]}/{blob[2:]}"):
+        stored.unlink()  # the cache loses the file's blob
+    with pytest.raises(GitSourceError):
+        checkout(repo.as_uri(), None, cache)
+    assert sorted(runs.iterdir()) == before
