@@ -96,7 +96,15 @@ def checkout(
                 commit = repo.fetch(wanted)
                 with repo.errors():
                     sha, subject = commit.hexsha, _subject(commit.message)
-                path, unreadable = repo.tree(commit)
+                try:
+                    path, unreadable = repo.tree(commit)
+                except CacheObjectsError:
+                    if repo.budget.expired:
+                        raise
+                    # an object the cache lost or holds corrupt: the cache is cloned again, once
+                    repo.ensure(fresh=True)
+                    commit = repo.fetch(wanted)
+                    path, unreadable = repo.tree(commit)
             finally:
                 repo.close()  # its cat-file processes too, before the next run may use it
     except OSError as exc:  # the cache: not a directory, not writable, full
@@ -105,6 +113,10 @@ def checkout(
             f"git: the cache {cache} cannot be used{named}: {exc.strerror or exc}"
         ) from None
     return Checkout(path, where.display, ref_name, sha, subject, unreadable)
+
+
+class CacheObjectsError(GitSourceError):
+    """An object of the cache's repository that git cannot give (missing or corrupt)."""
 
 
 class _CachedRepo:
@@ -200,8 +212,8 @@ class _CachedRepo:
                 raise GitSourceError(_why(_stderr(exc), exc.status)) from None
             if isinstance(exc, git.GitError | git.exc.ODBError | ValueError):
                 # an object cat-file could not give (a corrupt or missing one in the cache)
-                reason = scrub(" ".join(str(exc).split()))
-                raise GitSourceError(f"git: cannot read the cache's objects: {reason}") from None
+                reason = scrub(" ".join(re.sub(r"b'([^']*)'", r"\1", str(exc)).split()))
+                raise CacheObjectsError(f"git: cannot read the cache's objects: {reason}") from None
             raise
 
     def command(self, name: str, *args: str) -> str:

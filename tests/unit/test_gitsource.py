@@ -140,7 +140,9 @@ def test_a_corrupt_cache_is_cloned_again(repo: Path, tmp_path: Path) -> None:
     assert (again.path / "apps" / "app2.yaml").read_text() == "changed\n"
 
 
-def test_a_corrupt_object_in_the_cache_is_an_error_naming_it(repo: Path, tmp_path: Path) -> None:
+def test_a_corrupt_object_in_the_cache_is_mended_by_cloning_again(
+    repo: Path, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
     first = checkout(str(repo), "trunk", cache)
     (store,) = cache.glob("*/repo.git")
@@ -149,9 +151,11 @@ def test_a_corrupt_object_in_the_cache_is_an_error_naming_it(repo: Path, tmp_pat
     assert loose.is_file()  # the first fetch left its few objects loose
     loose.chmod(0o644)
     loose.write_bytes(b"corrupt")
-    with pytest.raises(GitSourceError, match=r"^git: "):
-        checkout(str(repo), "trunk", cache)
-    assert first.commit == git(repo, "rev-parse", "HEAD")
+    again = checkout(str(repo), "trunk", cache)
+    assert first.commit == again.commit == git(repo, "rev-parse", "HEAD")
+    assert (again.path / "apps" / "app7.yaml").read_text() == (
+        repo / "apps" / "app7.yaml"
+    ).read_text()
 
 
 @pytest.mark.parametrize("password", ["pa/ss-SECRET1", "pa?ss-SECRET2", "pa#ss-SECRET3"])
@@ -175,7 +179,7 @@ def test_a_credential_is_never_carried_to_a_redirect() -> None:
     assert "GIT_CONFIG_COUNT" not in remote("https://git.example.com/r.git", {}).env
 
 
-def test_a_checkout_that_fails_leaves_no_tree_behind(tmp_path: Path) -> None:
+def _one_file_repo(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "repo"
     (repo / "apps").mkdir(parents=True)
     (repo / "apps" / "app.yaml").write_text("name: app\n")
@@ -185,18 +189,37 @@ def test_a_checkout_that_fails_leaves_no_tree_behind(tmp_path: Path) -> None:
         ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
         check=True,
     )
-    cache = tmp_path / "cache"
-    checkout(repo.as_uri(), None, cache)
-    runs = next(iter(cache.rglob("runs")))
-    before = sorted(runs.iterdir())
     blob = subprocess.run(
         ["git", "hash-object", str(repo / "apps" / "app.yaml")],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    for stored in cache.rglob(f"objects/{blob[:2]}/{blob[2:]}"):
-        stored.unlink()  # the cache loses the file's blob
-    with pytest.raises(GitSourceError):
+    return repo, blob
+
+
+def _lose(where: Path, blob: str) -> None:
+    for stored in where.rglob(f"objects/{blob[:2]}/{blob[2:]}"):
+        stored.unlink()
+
+
+def test_a_cache_that_lost_an_object_is_cloned_again(tmp_path: Path) -> None:
+    repo, blob = _one_file_repo(tmp_path)
+    cache = tmp_path / "cache"
+    checkout(repo.as_uri(), None, cache)
+    _lose(cache, blob)
+    again = checkout(repo.as_uri(), None, cache)
+    assert (again.path / "apps" / "app.yaml").read_text() == "name: app\n"
+
+
+def test_a_checkout_that_fails_leaves_no_tree_behind(tmp_path: Path) -> None:
+    repo, blob = _one_file_repo(tmp_path)
+    cache = tmp_path / "cache"
+    checkout(repo.as_uri(), None, cache)
+    runs = next(iter(cache.rglob("runs")))
+    before = sorted(runs.iterdir())
+    _lose(cache, blob)
+    _lose(repo, blob)  # the repository too: cloning again cannot mend it
+    with pytest.raises(GitSourceError, match="cannot"):
         checkout(repo.as_uri(), None, cache)
     assert sorted(runs.iterdir()) == before
