@@ -33,6 +33,7 @@ import contextlib
 import functools
 import ipaddress
 import os
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -199,13 +200,18 @@ def _chosen_proxy(endpoint: HookUrl, proxies: dict[str, str]) -> str | None:
 def _remember_userinfo(proxy: str) -> None:
     """A proxy URL's password (and the basic authorization it makes), read leniently: a URL
     requests cannot parse is quoted in its error."""
-    authority = proxy.partition("://")[2].partition("/")[0]
-    userinfo, at, _ = authority.rpartition("@")
+    # up to the last '@': a password may hold an unencoded '/', which would end the
+    # authority for a parser
+    userinfo, at, _ = proxy.partition("://")[2].rpartition("@")
     if not at:
         return
     user, _, password = userinfo.partition(":")
     if password:
+        remember_credential(password)
         remember_credential(unquote(password))
+        # a parser's error quotes what it took for the authority: the password up to its
+        # first '/', '?' or '#'
+        remember_credential(re.split(r"[/?#]", password, maxsplit=1)[0])
         plain = f"{unquote(user)}:{unquote(password)}".encode()
         remember_credential(base64.b64encode(plain).decode())
 

@@ -170,6 +170,7 @@ def test_a_call_goes_through_the_environments_proxy_unless_no_proxy_names_the_ho
         "http://[::1",  # a broken IPv6 literal
         "http://user:hunter22@[::1",
         "http://user:hunter22@127.0.0.1:99999",  # port out of range
+        "http://user:hunter22/x@127.0.0.1:3128",  # an unencoded '/' in the password
         "socks5://127.0.0.1:1080",  # a scheme urllib3 does not speak
         "not a url",
     ],
