@@ -1,25 +1,19 @@
 """Kubeconfig settings onto the client's Configuration (the pool it builds reads them).
 
-Inline client certificates and keys must reach OpenSSL as files: they are written once, owner
-only, into a private directory removed when the process ends (as the kubernetes client does
-with its own temporary files).
+Inline client certificates and keys reach OpenSSL as paths of anonymous memory files (see
+`secret_files`): none is left on a disk, however the process ends.
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import shutil
-import tempfile
 from typing import TYPE_CHECKING
 
 from reconcile.cluster.kubeconfig_files import KubeconfigError, Settings
+from reconcile.secret_files import SecretFiles
 from reconcile.secret_values import remember_credential
 
 if TYPE_CHECKING:
     from kubernetes.client.configuration import Configuration
-
-_private_directory: list[str] = []
 
 
 def apply_settings(configuration: Configuration, settings: Settings) -> None:
@@ -69,15 +63,8 @@ def checked_proxy(url: str) -> str:
     return url
 
 
+_FILES = SecretFiles()  # the connection's, for the life of the process
+
+
 def _written(content: bytes | None, name: str) -> str | None:
-    if content is None:
-        return None
-    if not _private_directory:
-        directory = tempfile.mkdtemp(prefix="reconcile-tls-")  # mode 0700
-        atexit.register(shutil.rmtree, directory, ignore_errors=True)
-        _private_directory.append(directory)
-    path = os.path.join(_private_directory[0], name)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as stream:
-        stream.write(content)
-    return path
+    return None if content is None else _FILES.path_of(content, name)

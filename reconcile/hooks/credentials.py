@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.objects.secrets import fold_string_data
+from reconcile.secret_files import SecretFiles
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hooks import KeyRef, WebhookSecurity
 
@@ -47,7 +45,7 @@ class Credentials:
         self._lock = threading.Lock()
         self._objects: dict[tuple[str, str, str], dict[str, Any] | None] = {}
         self._resolved: dict[WebhookSecurity, ResolvedSecurity] = {}
-        self._directory: str | None = None
+        self._files = SecretFiles()
 
     def resolve(self, security: WebhookSecurity) -> ResolvedSecurity:
         """The settings of `security`; CredentialError naming what is missing."""
@@ -61,9 +59,7 @@ class Credentials:
 
     def close(self) -> None:
         with self._lock:
-            if self._directory is not None:
-                shutil.rmtree(self._directory, ignore_errors=True)
-                self._directory = None
+            self._files.close()
             self._resolved.clear()
             self._objects.clear()
 
@@ -117,12 +113,7 @@ class Credentials:
         return self._objects[key]
 
     def _file(self, content: bytes) -> str:
-        if self._directory is None:
-            self._directory = tempfile.mkdtemp(prefix="reconcile-tls-")  # mode 0700
-        handle, path = tempfile.mkstemp(dir=self._directory, suffix=".pem")
-        with os.fdopen(handle, "wb") as out:
-            out.write(content)
-        return path
+        return self._files.path_of(content, "webhook.pem")
 
 
 def _key_value(obj: dict[str, Any], ref: KeyRef) -> bytes | None:

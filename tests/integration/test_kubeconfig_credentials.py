@@ -9,6 +9,7 @@ import json
 import shutil
 import ssl
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -129,9 +130,12 @@ def mutual_tls_server() -> Iterator[tuple[str, Any]]:
 
 
 def test_a_client_certificate_inline_or_by_path(
-    mutual_tls_server: tuple[str, Any], tmp_path: Path
+    mutual_tls_server: tuple[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, issued = mutual_tls_server
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
     def data(text: str) -> str:
         return base64.b64encode(text.encode()).decode()
@@ -142,6 +146,7 @@ def test_a_client_certificate_inline_or_by_path(
         "client-key-data": data(issued.client_key_pem),
     }
     assert namespaces_found(kubeconfig(tmp_path / "inline", cluster, inline))
+    assert list(scratch.iterdir()) == []  # the key went to OpenSSL without reaching a disk
     (tmp_path / "client.crt").write_text(issued.client_cert_pem)
     (tmp_path / "client.key").write_text(issued.client_key_pem)
     by_path = {"client-certificate": "client.crt", "client-key": "client.key"}
