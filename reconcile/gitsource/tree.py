@@ -19,6 +19,12 @@ _LINK = 0o120000
 _EXECUTABLE = 0o100755
 
 
+# No file a run reads may be larger (the manifests' reader holds the same bound): one that is,
+# is not written, and a run reading it fails naming it
+MAX_FILE_BYTES = 64 * 2**20
+_PIECE = 2**20
+
+
 def write_tree(commit: git.Commit, target: Path, check: Callable[[], None]) -> dict[str, str]:
     """`commit`'s files under `target` (an empty directory); the paths not written, with why.
     `check` is called before each entry (the run's budget)."""
@@ -35,13 +41,19 @@ def write_tree(commit: git.Commit, target: Path, check: Callable[[], None]) -> d
         if not _safe_path(path):
             unreadable[path] = "a path that leaves the tree"
             continue
+        if item.size > MAX_FILE_BYTES:  # git compresses zeros a thousandfold
+            unreadable[path] = f"larger than {MAX_FILE_BYTES // 2**20} MiB ({item.size} bytes)"
+            continue
         where = target / path
         where.parent.mkdir(parents=True, exist_ok=True)
-        content = item.data_stream.read()
+        stream = item.data_stream
         if item.mode == _LINK:
-            links.append((where, content.decode("utf-8", errors="replace")))
+            links.append((where, stream.read().decode("utf-8", errors="replace")))
             continue
-        where.write_bytes(content)
+        with where.open("wb") as out:  # in pieces: a blob is never held whole
+            while piece := stream.read(_PIECE):
+                out.write(piece)
+                check()
         if item.mode == _EXECUTABLE:
             where.chmod(0o755)
     unreadable.update(_write_links(target, links))

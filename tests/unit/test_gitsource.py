@@ -223,3 +223,18 @@ def test_a_checkout_that_fails_leaves_no_tree_behind(tmp_path: Path) -> None:
     with pytest.raises(GitSourceError, match="cannot"):
         checkout(repo.as_uri(), None, cache)
     assert sorted(runs.iterdir()) == before
+
+
+def test_a_file_larger_than_a_run_reads_is_not_written(tmp_path: Path) -> None:
+    repo, _ = _one_file_repo(tmp_path)
+    with (repo / "apps" / "zeros.bin").open("wb") as out:  # compressed, it is ~65 KiB
+        out.truncate(65 * 2**20)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "y"],
+        check=True,
+    )
+    done = checkout(repo.as_uri(), None, tmp_path / "cache")
+    assert done.unreadable == {"apps/zeros.bin": f"larger than 64 MiB ({65 * 2**20} bytes)"}
+    assert not (done.path / "apps" / "zeros.bin").exists()
+    assert (done.path / "apps" / "app.yaml").read_text() == "name: app\n"
