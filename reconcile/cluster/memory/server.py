@@ -205,30 +205,24 @@ class MemoryCluster:
     @_counted("create", "201")
     def create(self, resource: ResourceInfo, obj: Obj) -> Obj:
         self.stats.record("create", resource.group_resource)
-        body = clone_body(obj)
-        with self._lock:
-            info = self._registry.served(resource)
-            write = self._write(api_version=info.api_version)
-            with self._versions.speaking_as(info):
-                body = self._versions.incoming(info, body)
-                target = self._versions.target(info)
-                created = self._writes.create(target, body, write, dry_run=self._dry_run)
-            self._lifecycle.settle()
-            return self._out(info, created)
+        return self._write_whole(resource, obj, self._writes.create)
 
     @_counted("update", "200")
     def update(self, resource: ResourceInfo, obj: Obj) -> Obj:
         self.stats.record("update", resource.group_resource)
+        return self._write_whole(resource, obj, self._writes.update)
+
+    def _write_whole(self, resource: ResourceInfo, obj: Obj, store: Callable[..., Obj]) -> Obj:
+        """A create or an update: the body in the served version, stored in the storage one."""
         body = clone_body(obj)
         with self._lock:
             info = self._registry.served(resource)
             write = self._write(api_version=info.api_version)
             with self._versions.speaking_as(info):
                 body = self._versions.incoming(info, body)
-                target = self._versions.target(info)
-                updated = self._writes.update(target, body, write, dry_run=self._dry_run)
+                stored = store(self._versions.target(info), body, write, dry_run=self._dry_run)
             self._lifecycle.settle()
-            return self._out(info, updated)
+            return self._out(info, stored)
 
     @_counted("patch", "200")
     def apply(
