@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from reconcile.engine.actions import Action
 from reconcile.engine.changes import FieldChange
 from reconcile.engine.rollout_summary import RolloutSummary
+from reconcile.records import dataclass
 
 
 class Outcome(StrEnum):

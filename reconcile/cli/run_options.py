@@ -5,7 +5,6 @@ turns into the run's configuration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from reconcile.cli.support import (
 )
 from reconcile.cli.values import optional_decimal, path_value, seconds, whole_number
 from reconcile.config import ApplyStrategyName, DryRunMode, KustomizeIsolation
+from reconcile.records import dataclass
 from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from reconcile.cluster import in_cluster, kubeconfig_files
 from reconcile.cluster.errors import ApiError
 from reconcile.cluster.kubeconfig_files import KubeconfigError
 from reconcile.cluster.tls_files import apply_settings
+from reconcile.records import dataclass
 
 if TYPE_CHECKING:
     from kubernetes.client import Configuration

@@ -15,9 +15,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from reconcile.records import dataclass
 
 SECTIONS = (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
 # Users whose credentials come from the client's plugins, not from the file itself

@@ -18,7 +18,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
@@ -33,12 +32,13 @@ from reconcile.cluster.errors import (
     Unavailable,
     error_from_status,
 )
-from reconcile.cluster.kubeconfig import enter_client_package
+from reconcile.cluster.pool import connection_pool
 from reconcile.cluster.protocol import target_namespace, with_type
 from reconcile.cluster.ratelimit import AdaptiveRate, FixedRate
 from reconcile.cluster.stats import RequestStats
 from reconcile.cluster.types import Obj, ObjectList, Propagation, ResourceInfo
 from reconcile.objects.meta import metadata, name_of
+from reconcile.records import dataclass
 
 if TYPE_CHECKING:
     from kubernetes.client import Configuration
@@ -76,22 +76,17 @@ class LiveCluster:
         self.options = options or LiveOptions()
         # Every wait is bounded by the run's budget, and wakes at once when it is cancelled.
         self._budget = budget or Budget()
-        configuration.connection_pool_maxsize = self.options.pool_size
-        # Retries are ours, bounded by the budget: urllib3's would sleep out any Retry-After.
-        configuration.retries = False
         if not configuration.verify_ssl:
             # The user chose insecure-skip-tls-verify; like kubectl, say so once, not per request.
             warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
             log.debug("TLS verification is off for %s", configuration.host)
         self._configuration = configuration
         self._host = configuration.host.rstrip("/")
-        # Requests go straight to the pool the client builds (its TLS settings, client
-        # certificate and proxy): the client's own request path walks each body to serialize
-        # it and copies it again, about a tenth of a millisecond a write.
-        enter_client_package()
-        from kubernetes.client.rest import RESTClientObject
-
-        self._pool = RESTClientObject(configuration).pool_manager
+        # Requests go straight to a pool built from the client's settings (its TLS settings,
+        # client certificate and proxy) with one TLS context (`pool`): the client's own
+        # request path walks each body to serialize it and copies it again, about a tenth of a
+        # millisecond a write.
+        self._pool = connection_pool(configuration, self.options.pool_size)
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._limiter: FixedRate = (
             AdaptiveRate(burst=self.options.burst, sleep=self._sleep)

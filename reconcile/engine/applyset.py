@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting, labels_of, metadata, name_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 
 PART_OF = "applyset.kubernetes.io/part-of"
 SET_ID = "applyset.kubernetes.io/id"

@@ -4,11 +4,11 @@ what it reports ("the server keeps `500m` where the hook returns `0.5`")."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.objects.meta import SERVER_OWNED_METADATA
 from reconcile.objects.secrets import is_secret
+from reconcile.records import dataclass
 
 _ABSENT = object()
 HIDDEN = "(hidden: a Secret value)"

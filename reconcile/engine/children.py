@@ -11,13 +11,14 @@ updates."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, TypeVar
 
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.writes import ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.schemas.pruning import pruned_object
 from reconcile.specs.controller import OwnedRule, UpdateMethod
 

@@ -11,13 +11,13 @@ parent lives or is ours to finalize (`manages_children`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.jsondata import json_copy
 from reconcile.objects.meta import Obj, is_deleting, metadata
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 
 # The garbage collector's own finalizers: while one is on a parent, the collector deletes (or
 # orphans) its children, and a controller managing them would fight it.

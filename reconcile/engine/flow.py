@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from reconcile.engine.actions import Action
@@ -32,6 +32,7 @@ from reconcile.engine.rollout_summary import RolloutSummary
 from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.specs.controller import OwnedRule
 from reconcile.specs.hooks import HookSpec
 

@@ -14,7 +14,7 @@ the API server's size limits; and it is listed once. What differs between kinds 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.engine.flow import Context
@@ -23,6 +23,7 @@ from reconcile.engine.limits import child_size_problem
 from reconcile.engine.ownership import owner_reference
 from reconcile.objects.meta import Obj, identity, labels_of, metadata, namespace_of, uid_of
 from reconcile.objects.selectors import LabelSelector
+from reconcile.records import dataclass
 
 # Desired objects: owned type key -> object key -> the completed object.
 Desired = dict[str, dict[str, Obj]]

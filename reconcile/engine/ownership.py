@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
 from reconcile.objects.meta import Obj, controller_ref, is_deleting, metadata, uid_of
 from reconcile.objects.selectors import LabelSelector
+from reconcile.records import dataclass
 
 
 class Claim(StrEnum):

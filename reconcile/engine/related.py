@@ -6,13 +6,13 @@ namespace only, a v2 hook (or a cluster-scoped parent) any namespace the rule al
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from reconcile.engine.responses import ResponseError, unknown_fields
 from reconcile.objects.meta import Obj, name_of, namespace_of
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.records import dataclass
 
 RELATED_FIELDS = (
     "apiVersion",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.objects.meta import Obj
 from reconcile.objects.names import metadata_problems
+from reconcile.records import dataclass
 
 
 class ParentError(ValueError):

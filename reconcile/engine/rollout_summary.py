@@ -4,7 +4,7 @@ engine."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from reconcile.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ Everything here is pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.engine import apply
@@ -27,6 +26,7 @@ from reconcile.engine.semantic import is_builtin, is_quantity_path
 from reconcile.objects import managed_fields as mf
 from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import Obj
+from reconcile.records import dataclass
 
 FIELD_MANAGER = "reconcile"
 _ANNOTATION_PATH: mf.FieldPath = (

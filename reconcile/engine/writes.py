@@ -4,12 +4,13 @@ for the actions of a create or an update and stay the same for both."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from reconcile.engine import apply, server_apply
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.objects.meta import Obj
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 
 MIGRATION_REASON = "moved to server-side apply (fields last applied client-side)"
 

@@ -18,7 +18,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from reconcile.files.reader import (
     read_documents,
 )
 from reconcile.objects.jsondata import json_copy
+from reconcile.records import dataclass
 
 ParsedFile = tuple[list[Document], list[Problem]]
 

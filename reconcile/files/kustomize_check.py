@@ -6,7 +6,7 @@ outside the checkout is refused."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from reconcile.files.kustomize_fields import (
 from reconcile.files.reader import MAX_TEXT_BYTES
 from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.yamltext import YamlError, load_documents
+from reconcile.records import dataclass
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 

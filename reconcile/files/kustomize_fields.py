@@ -19,8 +19,9 @@ and its own strings are read the same way.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from reconcile.records import dataclass
 
 # Keys whose values are data at any depth of a kustomization or a builtin plugin config: never
 # a file or URL kustomize loads.

@@ -10,12 +10,12 @@ input pass as empty."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reconcile.objects.bounds import BoundError, loads_bounded
 from reconcile.objects.yamltext import YamlError, load_documents
+from reconcile.records import dataclass
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # The most a text read whole from a pipe (standard input, kustomize's output) may hold.

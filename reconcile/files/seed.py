@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from reconcile.objects.meta import (
     split_api_version,
 )
 from reconcile.objects.yamltext import YamlError
+from reconcile.records import dataclass
 
 # server-owned metadata a load ignores
 _IGNORED_ON_LOAD = tuple(sorted(SERVER_OWNED_METADATA))

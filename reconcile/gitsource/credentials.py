@@ -21,10 +21,11 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from reconcile.records import dataclass
 from reconcile.secret_values import remember_credential
 
 DEFAULT_USERNAME = "x-access-token"

@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from reconcile.gitsource.gitpython import GitFailed, git, repository
 from reconcile.gitsource.processes import ProcessGuard, environment
 from reconcile.gitsource.revisions import HEX, MIRROR, REMOTE_HEAD, rev_parse
 from reconcile.gitsource.tree import write_tree
+from reconcile.records import dataclass
 from reconcile.secret_values import scrub
 
 # what git says when the remote does not have the commit asked for

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +27,7 @@ from reconcile.hooks.errors import (
     tail_excerpt,
 )
 from reconcile.hooks.parse import parse_object, remember_secrets_in
+from reconcile.records import dataclass
 from reconcile.secret_values import SEEN
 from reconcile.specs.hooks import CommandSpec, HookSpec
 

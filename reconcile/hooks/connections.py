@@ -35,7 +35,6 @@ import ipaddress
 import os
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -51,6 +50,7 @@ from urllib3 import PoolManager
 from urllib3.exceptions import ProxySchemeUnknown
 
 from reconcile.hooks.deadline import WATCHED_POOLS
+from reconcile.records import dataclass
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hook_url import HookUrl, parse_hook_url
 

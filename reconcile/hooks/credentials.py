@@ -10,10 +10,11 @@ import base64
 import binascii
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.objects.secrets import fold_string_data
+from reconcile.records import dataclass
 from reconcile.secret_files import SecretFiles
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hooks import KeyRef, WebhookSecurity

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from reconcile.records import dataclass
 from reconcile.secret_values import scrub_cut
 from reconcile.specs.hooks import HookSpec
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from reconcile.records import dataclass
 
 CacheKey = tuple[str, str]
 

@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from reconcile.hooks.errors import (
     tail_excerpt,
 )
 from reconcile.hooks.parse import parse_object, remember_secrets_in
+from reconcile.records import dataclass
 from reconcile.specs.hooks import CommandSpec, HookSpec
 
 log = logging.getLogger("reconcile.hooks")

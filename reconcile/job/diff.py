@@ -7,7 +7,7 @@ the two final states are then compared object by object (`report.state_diff`).""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from reconcile.budget import Budget, BudgetExhausted
@@ -27,6 +27,7 @@ from reconcile.job.app import ExitCode, run_in_process
 from reconcile.job.git_inputs import from_git
 from reconcile.job.outputs import write_report_texts
 from reconcile.job.process import keep_process_private, stop_on_signals
+from reconcile.records import dataclass
 from reconcile.report.state_diff import Comparison, Key, Side, StateDiff, compare_states
 from reconcile.report.state_diff_render import exit_status, render
 from reconcile.results import RunResult

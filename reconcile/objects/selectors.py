@@ -5,11 +5,11 @@ Follows k8s.io/apimachinery: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.objects.lazy_pattern import on_first_use
 from reconcile.objects.meta import Obj, metadata
+from reconcile.records import dataclass
 
 
 class SelectorError(ValueError):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -24,6 +23,7 @@ from reconcile.objects.redact import (
     redact_secret_pair,
 )
 from reconcile.objects.secrets import is_secret
+from reconcile.records import dataclass
 from reconcile.secret_values import scrub_known
 
 # Server-owned bookkeeping that changes on every write and says nothing about intent.

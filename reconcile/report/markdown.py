@@ -9,9 +9,9 @@ says how many parents and actions were left out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import partial
 
+from reconcile.records import dataclass
 from reconcile.report.markdown_text import fence_for, fence_line, html_text, inline
 from reconcile.report.model import (
     ActionState,

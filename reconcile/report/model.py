@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 
 from reconcile.engine.actions import ActionKind
+from reconcile.records import dataclass
 from reconcile.report.diff import ActionDiff, DiffLine, action_diff, diff_lines
 from reconcile.report.fit_lines import fit
 from reconcile.results import ActionResult, Outcome, ParentResult, RunResult

@@ -25,13 +25,13 @@ import threading
 import weakref
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 from typing import IO, Any, Self
 
 from reconcile.engine.actions import Action
 from reconcile.objects.meta import Obj
+from reconcile.records import dataclass
 from reconcile.report.diff import ActionDiff, action_diff
 from reconcile.results import ActionResult, ControllerResult, HookCall, ParentResult
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
@@ -26,6 +26,7 @@ from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, split_api_version
 from reconcile.objects.redact import redact, redact_secret_pair
 from reconcile.objects.secrets import is_secret
+from reconcile.records import dataclass
 from reconcile.report.diff import ChangeOp
 from reconcile.report.last_applied import without_records
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from reconcile.records import dataclass
 from reconcile.report.fit_lines import fit
 from reconcile.report.markdown_text import (
     code_span,

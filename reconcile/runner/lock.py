@@ -14,7 +14,6 @@ import math
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from reconcile.budget import BudgetExhausted
@@ -22,6 +21,7 @@ from reconcile.cluster.errors import AlreadyExists, ApiError, Conflict, NotFound
 from reconcile.cluster.protocol import Cluster
 from reconcile.config import ReconcileSettings, Shard
 from reconcile.objects.meta import Obj
+from reconcile.records import dataclass
 from reconcile.results import RunResult
 
 log = logging.getLogger(__name__)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
 
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
 from reconcile.engine.changes import FieldChange, field_changes, fingerprint
 from reconcile.engine.status import OBSERVED_GENERATION
 from reconcile.objects.meta import Obj, controller_ref, identity, metadata, uid_of
+from reconcile.records import dataclass
 from reconcile.results import Divergence, NotConverging
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from reconcile.budget import Budget, BudgetExhausted
@@ -19,6 +19,7 @@ from reconcile.engine.applyset import ApplySetRef
 from reconcile.objects.meta import Obj, identity, metadata, name_of
 from reconcile.objects.names import metadata_problems
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.execute import Executor, failed_writes
 from reconcile.runner.snapshot import Snapshot, managers_to_keep

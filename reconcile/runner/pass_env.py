@@ -4,7 +4,7 @@ schemas once a run."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.budget import Budget
@@ -15,6 +15,7 @@ from reconcile.engine.flow import Facts
 from reconcile.engine.status import OBSERVED_GENERATION, pruned_status, schema_keeps
 from reconcile.hooks import HookCaller
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.results import ParentResult
 from reconcile.runner.execute import Executor
 from reconcile.runner.keeper import KeepWhole

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,6 +16,7 @@ from reconcile.cluster.errors import NotFound
 from reconcile.cluster.protocol import Cluster, list_all
 from reconcile.files import STANDARD_INPUT_LABEL, is_standard_input, manifest_sources
 from reconcile.objects.selectors import LabelSelector, parse_label_selector
+from reconcile.records import dataclass
 from reconcile.specs.composite import (
     API_VERSION,
     KIND,

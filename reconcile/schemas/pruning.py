@@ -74,6 +74,11 @@ def with_object_meta(schema: Schema, object_meta: Schema) -> Schema:
 
 def pruned(value: Any, node: Schema | None, path: str, dropped: list[str]) -> Any:
     """`value` (at `path`) under `node`; what is dropped goes to `dropped`."""
+    return _pruned(value, node, (path,), dropped)
+
+
+def _pruned(value: Any, node: Schema | None, path: tuple[str, ...], dropped: list[str]) -> Any:
+    # `path` as its parts, joined only for a field dropped: most walks drop nothing
     if node is None:
         return value
     if isinstance(value, dict):
@@ -81,14 +86,19 @@ def pruned(value: Any, node: Schema | None, path: str, dropped: list[str]) -> An
         for key, item in value.items():
             child = child_schema(node, key)
             if child is DROP:
-                dropped.append(f"{path}.{one_line(key)}")
+                dropped.append("".join(path) + "." + one_line(key))
                 continue
-            result[key] = pruned(item, child, f"{path}.{one_line(key)}", dropped)
+            if child is None or not isinstance(item, dict | list):
+                result[key] = item  # anything goes here, or a scalar: kept as it is
+                continue
+            result[key] = _pruned(item, child, (*path, "." + one_line(key)), dropped)
         return result
     if isinstance(value, list):
         items = node.get("items")
         items = items if isinstance(items, Mapping) else None
-        return [pruned(item, items, f"{path}[*]", dropped) for item in value]
+        if items is None:
+            return list(value)
+        return [_pruned(item, items, (*path, "[*]"), dropped) for item in value]
     return value
 
 
@@ -123,9 +133,23 @@ class ResolvedSchema(Mapping[str, Any]):
     def __init__(self, node: Schema, resolve: Callable[[Schema], Schema]) -> None:
         self._node = resolve(node)
         self._resolve = resolve
+        # Each field resolved once: a kind's schema is walked for every object of the kind,
+        # and resolving and wrapping again was most of the walk. (Threads may race to fill
+        # an entry; both compute the same value.)
+        self._fields: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
-        return self._wrap(self._node[key])
+        try:
+            return self._fields[key]
+        except KeyError:
+            value = self._fields[key] = self._wrap(self._node[key])
+            return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._node else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._node
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._node)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.records import dataclass
 from reconcile.specs.controller import (
     OwnedRule,
     UpdateMethod,

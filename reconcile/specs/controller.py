@@ -4,10 +4,10 @@ rule lists that may not repeat a resource, and the hooks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from reconcile.records import dataclass
 from reconcile.specs.fields import Fields
 from reconcile.specs.hooks import HookSpec
 from reconcile.specs.hooks_parse import optional_hook

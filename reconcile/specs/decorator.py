@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.objects.selectors import (
@@ -11,6 +10,7 @@ from reconcile.objects.selectors import (
     SelectorError,
     label_selector_from_spec,
 )
+from reconcile.records import dataclass
 from reconcile.specs.composite import GROUP
 from reconcile.specs.controller import (
     OwnedRule,

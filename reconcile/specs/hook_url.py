@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from urllib.parse import unquote
 
 from reconcile.objects.lazy_pattern import on_first_use
+from reconcile.records import dataclass
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -6,9 +6,9 @@ own for it; a tombstone hook decides which outputs to keep once their input is g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from reconcile.records import dataclass
 from reconcile.specs.controller import OwnedRule, controller_spec, no_repeats, owned_rule
 from reconcile.specs.fields import Fields
 from reconcile.specs.hooks import HookSpec

@@ -7,8 +7,9 @@ that sets any of these fields uses its own alone: there is no field-level mergin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from reconcile.records import dataclass
 from reconcile.specs.fields import Fields
 from reconcile.specs.hook_url import HookUrlError, parse_hook_url
 from reconcile.specs.hooks import KeyRef, WebhookSecurity, WebhookSpec

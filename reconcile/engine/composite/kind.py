@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reconcile.engine.composite.sync import (
@@ -45,6 +44,7 @@ from reconcile.engine.responses import SyncResponse, parse_sync_response
 from reconcile.objects.meta import Obj, namespace_of, uid_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.records import dataclass
 from reconcile.specs.composite import CompositeController
 
 if TYPE_CHECKING:  # the rollout engine is loaded by controllers with rolling updates only

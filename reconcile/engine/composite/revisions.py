@@ -16,7 +16,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.engine.ownership import owner_reference
@@ -32,6 +32,7 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.records import dataclass
 from reconcile.specs.composite import ConditionCheck
 from reconcile.specs.controller import UpdateMethod
 

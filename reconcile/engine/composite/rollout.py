@@ -42,7 +42,7 @@ import copy
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
@@ -62,6 +62,7 @@ from reconcile.engine.writes import CLIENT_SIDE, ApplyStrategy
 from reconcile.objects.meta import Obj, is_deleting, name_of
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector
+from reconcile.records import dataclass
 from reconcile.specs.controller import UpdateMethod
 
 UPDATED_CONDITION = "Updated"

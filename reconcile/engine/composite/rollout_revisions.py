@@ -6,7 +6,6 @@ writes that record it. The rules are `rollout.py`'s."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from reconcile.engine.actions import Action, ActionKind
 from reconcile.engine.composite.revisions import (
@@ -22,6 +21,7 @@ from reconcile.engine.responses import PlanError
 from reconcile.objects.jsondata import json_equal
 from reconcile.objects.meta import Obj, metadata, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 
 
 @dataclass(frozen=True)

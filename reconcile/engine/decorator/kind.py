@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from reconcile.engine.decorator.plan import TargetContext, finalizer, plan_target
 from reconcile.engine.decorator.response import (
@@ -33,6 +32,7 @@ from reconcile.engine.flow import (
 )
 from reconcile.objects.meta import Obj, uid_of
 from reconcile.objects.resource import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.specs.decorator import DecoratorController
 
 

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.engine.keys import rekeyed, request_key
 from reconcile.engine.responses import ResponseError, object_list, seconds_field, unknown_fields
 from reconcile.objects.meta import Obj, annotations_of, controller_ref, uid_of
 from reconcile.objects.names import map_problems
+from reconcile.records import dataclass
 from reconcile.specs.decorator import DECORATOR_ANNOTATION, DecoratorController
 
 

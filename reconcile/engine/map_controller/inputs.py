@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.engine.children import OwnedType
@@ -25,6 +24,7 @@ from reconcile.objects.meta import (
 )
 from reconcile.objects.resource import ResourceInfo
 from reconcile.objects.selectors import LabelSelector, SelectorError, label_selector_from_spec
+from reconcile.records import dataclass
 from reconcile.specs.controller import OwnedRule
 from reconcile.specs.map_controller import MapController
 

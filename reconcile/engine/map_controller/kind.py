@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.engine.actions import Action
@@ -43,6 +43,7 @@ from reconcile.engine.map_controller.plan import DetachedKey, LiveKey, plan_pare
 from reconcile.engine.map_controller.status import aggregated_status, outputs_after
 from reconcile.engine.status import status_action
 from reconcile.objects.meta import Obj, namespace_of, uid_of
+from reconcile.records import dataclass
 from reconcile.specs.map_controller import MapController
 
 PARENT = "spec.parentResource"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from reconcile.engine import owned
 from reconcile.engine.actions import Action, ActionKind
@@ -23,6 +23,7 @@ from reconcile.engine.map_controller.inputs import (
     output_id_of,
 )
 from reconcile.objects.meta import Obj, identity, is_deleting, metadata, name_of, namespace_of
+from reconcile.records import dataclass
 
 # -- planning ------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ at most as much; all of a CRD's rules together at most 100,000,000, the most exp
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.budget import checkpoint
@@ -44,6 +43,7 @@ from reconcile.cluster.memory.cel.walk import (
 )
 from reconcile.cluster.memory.golang.printing import go_json
 from reconcile.cluster.memory.validation import fielderrors
+from reconcile.records import dataclass
 
 _REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
 _JSON_SINCE = 34  # apimachinery prints a struct value as JSON, before with Go's %#v

@@ -7,11 +7,12 @@ CELSchemaContext.MaxCardinality), which multiplies a rule's estimated cost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeGuard
 
 from reconcile.cluster.memory.cel.cost import MAX_REQUEST_BYTES, MAX_UINT64, multiply
 from reconcile.cluster.memory.cel.values import Schema, additional, escape, items, properties
+from reconcile.records import dataclass
 
 MIN_STRING = 2  # ""
 MIN_BOOL = 4  # true

@@ -7,7 +7,7 @@ function returns. Only the maximum is used (CompilationResult.MaxCost)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import lark
@@ -15,6 +15,7 @@ import lark
 from reconcile.cluster.memory.cel import cost as c
 from reconcile.cluster.memory.cel.decltypes import BOOL, INT, STRING, Decl
 from reconcile.cluster.memory.cel.walk import Schema
+from reconcile.records import dataclass
 
 Range = c.Range
 

@@ -8,7 +8,7 @@ fails when it runs instead, as a "no such overload" error."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +28,7 @@ from reconcile.cluster.memory.cel.values import (
     properties,
     resource_fields,
 )
+from reconcile.records import dataclass
 
 # The first release whose API server compiles new rules with these (a library is introduced in
 # release N's environment and is usable by rules written to release N+1, the compatibility

@@ -15,12 +15,13 @@ the API server's decoder does to the fields it knows the types of:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
 from reconcile.cluster.memory.validation import fielderrors
 from reconcile.objects.quantity import canonical_quantity
+from reconcile.records import dataclass
 from reconcile.schemas.builtin import REF_PREFIX, KindSchemas, definitions
 
 Schema = dict[str, Any]

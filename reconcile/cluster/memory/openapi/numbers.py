@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.cluster.memory.golang.printing import GoFloat, go_float
 from reconcile.cluster.memory.openapi.formats import kept_format, schema_types
 from reconcile.cluster.memory.openapi.problems import UNTYPED, Problem, Result, is_number
+from reconcile.records import dataclass
 
 Schema = dict[str, Any]
 _ZERO_FACTOR_REFUSED_SINCE = 27

@@ -6,12 +6,13 @@ the release (`field_errors`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeGuard
 
 from reconcile.cluster.memory.golang.printing import go_json, go_quote
 from reconcile.cluster.memory.validation import fielderrors
 from reconcile.cluster.memory.validation.fielderrors import TYPED_ERRORS_SINCE, FieldWording
+from reconcile.records import dataclass
 
 # kube-openapi's error codes, as apiextensions-apiserver tells them apart
 INVALID = "invalid"

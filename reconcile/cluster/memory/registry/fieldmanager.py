@@ -17,13 +17,13 @@ resource's `openAPIV3Schema`; a list the schema says nothing of is atomic.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.cluster.errors import FieldConflict
 from reconcile.objects import managed_fields as mf
 from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import SERVER_OWNED_METADATA, Obj
+from reconcile.records import dataclass
 
 Schema = dict[str, Any]
 Resolve = Callable[[Schema], Schema]

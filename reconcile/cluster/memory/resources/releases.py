@@ -12,7 +12,7 @@ default) are held to real API servers of their release.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from reconcile.cluster.memory.openapi.decoding import ReleaseSchemas, release_schemas
 from reconcile.cluster.memory.resources.catalog import STABLE_RESOURCES
@@ -23,6 +23,7 @@ from reconcile.cluster.memory.resources.served import (
     storage_version_hash,
 )
 from reconcile.cluster.types import ResourceInfo
+from reconcile.records import dataclass
 from reconcile.releases import DEFAULT_VERSION, supported_versions
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")

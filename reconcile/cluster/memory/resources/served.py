@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
 
 from reconcile.cluster.memory.resources.catalog import resource as _r
 from reconcile.cluster.types import ResourceInfo
+from reconcile.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ import json
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from reconcile.cluster.errors import BadRequest
 from reconcile.cluster.memory.storage.store import ObjectStore
 from reconcile.cluster.types import Obj
+from reconcile.records import dataclass
 
 _TOKEN_VERSION = "meta.k8s.io/v1"
 _SNAPSHOTS_KEPT = 32

@@ -16,12 +16,12 @@ prints, the `Too long`/`Too many` details, the supported values.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.cluster.errors import Invalid
 from reconcile.cluster.memory.golang.printing import go_float, go_json, go_quote, go_sharp
 from reconcile.cluster.types import ResourceInfo
+from reconcile.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ subresource keeps, defaults and refuses."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from reconcile.cluster.memory.validation import fielderrors
 from reconcile.objects.meta import Obj
+from reconcile.records import dataclass
 
 Errors = list[fielderrors.FieldError]
 

@@ -1,0 +1,114 @@
+"""Start-up: `reconcile` from process start to its first API request, and `reconcile --help`.
+
+The API server is a loopback socket that notes when the first request's bytes arrive (and
+answers nothing: what comes after is not start-up). The run is a live one as a CronJob starts
+it: a kubeconfig with a token, a controllers file, no cluster controllers. Each figure is the
+median of `runs` processes; CPU is the process's user + system time at that moment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CONTROLLER = """\
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: bench}
+spec:
+  parentResource: {apiVersion: bench.example.com/v1, resource: benchparents}
+  childResources: [{apiVersion: v1, resource: configmaps}]
+  hooks: {sync: {webhook: {url: "http://127.0.0.1:9/sync"}}}
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_request(runs: int) -> tuple[float, float, str]:
+    """Median seconds and CPU seconds to the first request, and that request's line."""
+    with tempfile.TemporaryDirectory(prefix="reconcile-startup-") as tmp, socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        kubeconfig = Path(tmp) / "kubeconfig"
+        kubeconfig.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+                    "users": [{"name": "u", "user": {"token": "startup"}}],
+                    "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                    "current-context": "c",
+                }
+            )
+        )
+        controllers = Path(tmp) / "controllers.yaml"
+        controllers.write_text(CONTROLLER)
+        command = [
+            sys.executable,
+            "-m",
+            "reconcile",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--controllers",
+            str(controllers),
+            "--no-cluster-controllers",
+            "--max-duration",
+            "10s",
+        ]
+        walls: list[float] = []
+        cpus: list[float] = []
+        line = ""
+        for _ in range(runs):
+            started = time.monotonic()
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp
+            )
+            connection, _ = server.accept()
+            with connection:
+                connection.settimeout(5)
+                data = connection.recv(4096)
+                walls.append(time.monotonic() - started)
+                cpus.append(_cpu_seconds(process.pid))
+                line = data.split(b"\r\n", 1)[0].decode(errors="replace")
+            process.kill()
+            process.wait()
+    return statistics.median(walls), statistics.median(cpus), line
+
+
+def help_seconds(runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of `reconcile --help`."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(runs):
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "reconcile", "--help"], stdout=subprocess.DEVNULL
+        )
+        _, _, usage = os.wait4(process.pid, 0)
+        walls.append(time.monotonic() - started)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def report(runs: int) -> dict[str, float]:
+    wall, cpu, line = first_request(runs)
+    help_wall, help_cpu = help_seconds(runs)
+    print(f"start-up, median of {runs} processes each:")
+    print(
+        f"  process start to the first API request ({line}): {wall:.3f} s "
+        f"(CPU {cpu:.2f} s; target <= 0.3 s)"
+    )
+    print(f"  reconcile --help: {help_wall:.3f} s (CPU {help_cpu:.2f} s; target <= 0.15 s)")
+    return {"first_request": wall, "first_request_cpu": cpu, "help": help_wall}
