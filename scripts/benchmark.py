@@ -826,6 +826,19 @@ def write_chart(
     print(f"chart: {path}")
 
 
+def chart_from(files: list[Path], path: Path | None, machine: str) -> None:
+    """One chart of every size the files measured (a later file's size wins)."""
+    if path is None:
+        sys.exit("--chart-from needs --chart FILE")
+    medians: dict[int, dict[str, float]] = {}
+    repeats: set[int] = set()
+    for file in files:
+        figures = json.loads(file.read_text())
+        medians |= {int(size): m for size, m in figures["medians"].items()}
+        repeats |= {len(runs) for runs in figures["runs"].values()}
+    write_chart(path, medians, machine, min(repeats))
+
+
 def parent_counts(text: str) -> list[int]:
     try:
         counts = sorted({int(n) for n in text.split(",") if n.strip()})
@@ -893,6 +906,13 @@ def main() -> None:
         "--chart", type=Path, help="live: draw wall time against parents here (SVG)"
     )
     parser.add_argument("--machine", default="", help="the chart's note of the machine")
+    parser.add_argument(
+        "--chart-from",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="draw --chart from the figures of earlier runs (their --json files), run nothing",
+    )
     parser.add_argument("--serve-hook", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # figures as they come
@@ -904,6 +924,9 @@ def main() -> None:
     if args.apply_strategy is not None:
         RECONCILE_OPTIONS.extend(["--apply-strategy", args.apply_strategy])
     WORKERS[0] = str(args.workers)
+    if args.chart_from:
+        chart_from(args.chart_from, args.chart, args.machine)
+        return
     if args.scenario == "startup":
         from benchmark_startup import report
 
