@@ -133,6 +133,7 @@ def _selected(merged: Merged, context: str | None) -> tuple[str, Entry, Entry | 
     cluster = merged.entries["clusters"].get(str(cluster_name))
     if cluster is None or not isinstance(cluster.body.get("cluster"), Mapping):
         raise KubeconfigError(f"context {name!r} names cluster {cluster_name!r}, not defined")
+    _check_insecure(str(cluster_name), cluster.body["cluster"])
     user_name = body.get("user")
     user = merged.entries["users"].get(str(user_name)) if user_name else None
     if user is not None and not isinstance(user.body.get("user"), Mapping):
@@ -218,6 +219,24 @@ def _absolute(section: str, entry: Entry) -> dict[str, Any]:
         inner["exec"] = {**plugin, "command": str(entry.directory / Path(command).expanduser())}
     body[section[:-1]] = inner
     return body
+
+
+def _check_insecure(name: str, cluster: Mapping[str, Any]) -> None:
+    """kubectl's refusals, for every user (the client's loader, which runs plugin users,
+    would read the string "false" as true): `insecure-skip-tls-verify` is a boolean, and not
+    beside a certificate authority."""
+    insecure = cluster.get("insecure-skip-tls-verify")
+    if insecure is not None and not isinstance(insecure, bool):
+        raise KubeconfigError(
+            f"cluster {name!r}: insecure-skip-tls-verify must be true or false, not {insecure!r}"
+        )
+    if insecure and (
+        cluster.get("certificate-authority") or cluster.get("certificate-authority-data")
+    ):
+        raise KubeconfigError(
+            f"cluster {name!r}: insecure-skip-tls-verify is not allowed with a "
+            "certificate-authority (kubectl refuses the two together)"
+        )
 
 
 def _text(body: Mapping[str, Any], key: str) -> str | None:

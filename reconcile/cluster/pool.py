@@ -1,12 +1,13 @@
-"""The live backend's connection pool, built from the client's Configuration with one TLS
-context for all its connections.
+"""The live backend's connection pool, built from the client's Configuration as the client's
+own (`kubernetes.client.rest`) builds it, without loading the rest of that module.
 
-The client's own pool (`kubernetes.client.rest`) hands urllib3 paths and flags, and urllib3
-then builds a context for every new connection: it reads the CA and the client certificate
-and key again each time, and, when the kubeconfig names no CA, loads the system's whole
-certificate store (tens of milliseconds of CPU a connection, for a pool of twenty). Here they
-are read once, when the run connects, so a bad file is named then rather than at the first
-request.
+urllib3 reads the CA, the client certificate and key when it opens each connection, as it
+always did for the client: a bad, encrypted or endless file is then the first request's error,
+within the run's budget and its signals, named in its report. One thing differs: with
+`insecure-skip-tls-verify` (and no client certificate) every connection shares one context
+that verifies nothing, rather than a new one per connection into which urllib3 would load the
+system's whole certificate store (tens of milliseconds of CPU a connection, for a store it then
+does not use).
 """
 
 from __future__ import annotations
@@ -17,49 +18,29 @@ from typing import TYPE_CHECKING, Any
 import urllib3
 from urllib3.util.ssl_ import create_urllib3_context
 
-from reconcile.cluster.kubeconfig_files import KubeconfigError
-
 if TYPE_CHECKING:
     from kubernetes.client.configuration import Configuration
-
-
-def tls_context(configuration: Configuration) -> ssl.SSLContext:
-    """The context every connection to the API server uses: verification as the kubeconfig
-    asks (its CA, else the system's store), and its client certificate."""
-    verify = bool(configuration.verify_ssl)
-    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE)
-    if verify:
-        ca_file, ca_data = configuration.ssl_ca_cert, configuration.ca_cert_data
-        try:
-            if ca_file or ca_data:
-                context.load_verify_locations(cafile=ca_file or None, cadata=ca_data or None)
-            else:
-                context.load_default_certs()
-        except (ssl.SSLError, OSError, ValueError) as exc:
-            reason = _reason(exc)
-            raise KubeconfigError(f"certificate-authority: cannot be used: {reason}") from None
-    if configuration.cert_file:
-        try:
-            context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
-        except (ssl.SSLError, OSError, ValueError) as exc:
-            raise KubeconfigError(
-                f"client-certificate/client-key: cannot be used: {_reason(exc)}"
-            ) from None
-    return context
 
 
 def connection_pool(configuration: Configuration, maxsize: int) -> urllib3.PoolManager:
     """A pool of up to `maxsize` connections per host, through the kubeconfig's proxy (or
     the environment's, as the client reads it) unless its no-proxy list names the server."""
+    verify = bool(configuration.verify_ssl)
     args: dict[str, Any] = {
         "maxsize": maxsize,
         # retries are the caller's, bounded by its budget: urllib3's would sleep out any
         # Retry-After
         "retries": False,
+        "cert_reqs": ssl.CERT_REQUIRED if verify else ssl.CERT_NONE,
+        "ca_certs": configuration.ssl_ca_cert,
+        "ca_cert_data": configuration.ca_cert_data,
+        "cert_file": configuration.cert_file,
+        "key_file": configuration.key_file,
     }
-    if str(configuration.host).lower().startswith("https:"):  # plain HTTP needs no context
-        context = tls_context(configuration)
-        args |= {"ssl_context": context, "cert_reqs": context.verify_mode}
+    if not verify and not configuration.cert_file:
+        # (a context with a client certificate is left to urllib3, which loads it into each
+        # connection's own: loading it into a shared one as connections open would race)
+        args["ssl_context"] = create_urllib3_context(cert_reqs=ssl.CERT_NONE)
     if configuration.assert_hostname is not None:
         args["assert_hostname"] = configuration.assert_hostname
     if configuration.tls_server_name:
@@ -82,9 +63,3 @@ def connection_pool(configuration: Configuration, maxsize: int) -> urllib3.PoolM
     return urllib3.ProxyManager(
         configuration.proxy, proxy_headers=configuration.proxy_headers, **args
     )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, ssl.SSLError):
-        return exc.strerror
-    return str(exc) or type(exc).__name__

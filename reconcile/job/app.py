@@ -29,7 +29,7 @@ from reconcile.job.run_record import write_run_record
 from reconcile.job.summary import log_summary
 from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
-from reconcile.runner.keeper import ResultKeeper
+from reconcile.runner.keeper import KeptUntilLarge, ResultKeeper
 from reconcile.runner.progress import LoggedProgress, Progress
 from reconcile.runner.run import RunLoop
 
@@ -149,8 +149,9 @@ def _job(config: RunConfig, budget: Budget) -> tuple[RunResult | None, ExitCode]
         return None, ExitCode.ERROR
     # the output directory is told where the controllers came from: read as the run read them
     with reading_inputs(config.kustomize, budget), DiffSpool() as spool:
-        # what the reports show of each action waits on disk, not in memory (none: not kept)
-        keeper = spool if config.report.targets else ForgetContent()
+        # what the reports show of each action waits on disk once the run is large, not in
+        # memory (none: not kept)
+        keeper = KeptUntilLarge(spool) if config.report.targets else ForgetContent()
         result, cluster = _run(config, budget, keeper)
         result.source = source
         log_summary(result)

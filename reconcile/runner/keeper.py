@@ -7,6 +7,7 @@ a pass the run is done with can leave memory until the run ends (report/spool.py
 
 from __future__ import annotations
 
+import threading
 from typing import Protocol
 
 from reconcile.results import ControllerResult, ParentResult
@@ -38,3 +39,41 @@ class KeepWhole:
 
     def restore(self) -> None:
         pass
+
+
+class KeptUntilLarge:
+    """Results in memory while they are small, as `KeepWhole` keeps them; once the parents done
+    hold more than `limit` actions (their objects are most of what a large run holds), those
+    and every later one go to `keeper`, and so do the passes parked from then on. Stowing and
+    reading back cost CPU (each parent's actions and hook calls written, compressed, and read
+    again for the reports: a tenth of a thousand-parent run's); a run that small never needs
+    the memory it saves."""
+
+    def __init__(self, keeper: ResultKeeper, limit: int = 20_000) -> None:
+        self._keeper = keeper
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._held: list[ParentResult] = []
+        self._actions = 0
+        self._large = False
+
+    def stow(self, parent: ParentResult) -> None:
+        with self._lock:
+            if self._large:
+                done = [parent]
+            else:
+                self._held.append(parent)
+                self._actions += len(parent.actions)
+                if self._actions <= self._limit:
+                    return
+                self._large = True
+                done, self._held = self._held, []
+        for each in done:
+            self._keeper.stow(each)
+
+    def park(self, controllers: list[ControllerResult]) -> None:
+        if self._large:
+            self._keeper.park(controllers)
+
+    def restore(self) -> None:
+        self._keeper.restore()

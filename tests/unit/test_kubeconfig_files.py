@@ -144,3 +144,27 @@ def test_an_exec_command_named_by_a_path_runs_from_beside_the_kubeconfig() -> No
     for user, expected in ((relative, "/cfg/helper"), (bare, "helper")):
         merged = merge([(Path("/cfg"), config("c", "https://s", user, current="c"))])
         assert single_document(merged, None)["users"][0]["user"]["exec"]["command"] == expected
+
+
+@pytest.mark.parametrize(
+    ("cluster", "message"),
+    [
+        (
+            {"insecure-skip-tls-verify": "false"},
+            "cluster 'c': insecure-skip-tls-verify must be true or false, not 'false'",
+        ),
+        (
+            {"insecure-skip-tls-verify": True, "certificate-authority-data": b64("pem")},
+            "cluster 'c': insecure-skip-tls-verify is not allowed with a certificate-authority",
+        ),
+    ],
+)
+@pytest.mark.parametrize("user", [{"token": "t"}, {"exec": {"command": "plugin"}}])
+def test_insecure_is_a_boolean_never_beside_an_authority_for_every_user(
+    cluster: dict[str, Any], message: str, user: dict[str, Any]
+) -> None:
+    document = config("c", "https://s", user, current="c")
+    document["clusters"][0]["cluster"].update(cluster)
+    merged = merge([(Path("/d"), document)])
+    with pytest.raises(KubeconfigError, match=re.escape(message)):
+        settings(merged, None) if "token" in user else single_document(merged, None)

@@ -1,18 +1,16 @@
-"""The live backend's pool: one TLS context for every connection, built from the kubeconfig's
-settings when the run connects (a bad file is named then), and the proxy rules."""
+"""The live backend's pool: built as the client builds its own (urllib3 reads the CA and the
+client certificate when a connection opens, so a bad file is the first request's error, in the
+report), but for an insecure server, whose connections share one context that loads no
+certificate store."""
 
 from __future__ import annotations
 
 import ssl
-from pathlib import Path
 
-import pytest
-import trustme
 import urllib3
 from kubernetes.client.configuration import Configuration
 
-from reconcile.cluster.kubeconfig_files import KubeconfigError
-from reconcile.cluster.pool import connection_pool, tls_context
+from reconcile.cluster.pool import connection_pool
 
 
 def configuration(**settings: object) -> Configuration:
@@ -23,63 +21,33 @@ def configuration(**settings: object) -> Configuration:
     return config
 
 
-def test_an_insecure_server_loads_no_certificate_store() -> None:
-    context = tls_context(configuration(verify_ssl=False))
-    assert context.verify_mode == ssl.CERT_NONE
+def test_an_insecure_servers_connections_share_a_context_with_no_certificate_store() -> None:
+    pool = connection_pool(configuration(verify_ssl=False), maxsize=20)
+    context = pool.connection_pool_kw["ssl_context"]
+    assert context.verify_mode == ssl.CERT_NONE and not context.check_hostname
     assert context.cert_store_stats()["x509_ca"] == 0
+    connections = pool.connection_from_url("https://127.0.0.1:6443/")
+    assert connections.pool is not None and connections.pool.maxsize == 20
+    opened = [connections._new_conn(), connections._new_conn()]
+    assert all(getattr(c, "ssl_context", None) is context for c in opened)
 
 
-def test_the_kubeconfigs_authority_is_the_only_one_trusted() -> None:
-    ca = trustme.CA()
-    context = tls_context(configuration(ca_cert_data=ca.cert_pem.bytes().decode()))
-    assert context.verify_mode == ssl.CERT_REQUIRED
-    assert context.check_hostname
-    assert context.cert_store_stats()["x509_ca"] == 1
-
-
-def test_every_connection_shares_the_one_context(tmp_path: Path) -> None:
-    ca = trustme.CA()
-    leaf = ca.issue_cert("client@example.com")
-    cert, key = tmp_path / "client.crt", tmp_path / "client.key"
-    cert.write_bytes(leaf.cert_chain_pems[0].bytes())
-    key.write_bytes(leaf.private_key_pem.bytes())
+def test_files_are_handed_to_urllib3_to_read_when_a_connection_opens() -> None:
     config = configuration(
-        ca_cert_data=ca.cert_pem.bytes().decode(), cert_file=str(cert), key_file=str(key)
+        ssl_ca_cert="/nonexistent/ca.crt", cert_file="/nonexistent/c.crt", key_file="/k.key"
     )
-    pool = connection_pool(config, maxsize=20)
-    first = pool.connection_from_url("https://127.0.0.1:6443/")
-    again = pool.connection_from_url("https://127.0.0.1:6443/api")
-    assert first is again
-    assert first.pool is not None and first.pool.maxsize == 20
-    connections = [first._new_conn(), first._new_conn()]
-    assert all(isinstance(c, urllib3.connection.HTTPSConnection) for c in connections)
-    shared = pool.connection_pool_kw["ssl_context"]
-    assert all(c.ssl_context is shared for c in connections)  # type: ignore[attr-defined]
-    # the certificate and key were read into the context: urllib3 is handed no path to read
-    # again for each connection
-    for connection in connections:
-        assert isinstance(connection, urllib3.connection.HTTPSConnection)
-        assert connection.cert_file is None and connection.key_file is None
-        assert connection.ca_certs is None and connection.ca_cert_data is None
+    pool = connection_pool(config, maxsize=4)  # nothing read yet: nothing to fail here
+    assert pool.connection_pool_kw["ca_certs"] == "/nonexistent/ca.crt"
+    assert pool.connection_pool_kw["cert_file"] == "/nonexistent/c.crt"
+    assert pool.connection_pool_kw["cert_reqs"] == ssl.CERT_REQUIRED
+    assert "ssl_context" not in pool.connection_pool_kw
 
 
-def test_an_unreadable_client_key_is_named_when_the_run_connects(tmp_path: Path) -> None:
-    ca = trustme.CA()
-    leaf = ca.issue_cert("client@example.com")
-    cert = tmp_path / "client.crt"
-    cert.write_bytes(leaf.cert_chain_pems[0].bytes())
-    config = configuration(
-        ca_cert_data=ca.cert_pem.bytes().decode(),
-        cert_file=str(cert),
-        key_file=str(tmp_path / "missing.key"),
-    )
-    with pytest.raises(KubeconfigError, match=r"client-certificate/client-key: .*No such file"):
-        connection_pool(config, maxsize=4)
-
-
-def test_a_broken_authority_is_named() -> None:
-    with pytest.raises(KubeconfigError, match="certificate-authority: cannot be used"):
-        tls_context(configuration(ca_cert_data="-----BEGIN CERTIFICATE-----\nnot one\n"))
+def test_an_insecure_server_with_a_client_certificate_gets_a_context_per_connection() -> None:
+    config = configuration(verify_ssl=False, cert_file="/c.crt", key_file="/k.key")
+    pool = connection_pool(config, maxsize=4)
+    assert "ssl_context" not in pool.connection_pool_kw
+    assert pool.connection_pool_kw["cert_reqs"] == ssl.CERT_NONE
 
 
 def test_the_proxy_unless_no_proxy_names_the_server() -> None:
@@ -90,10 +58,3 @@ def test_the_proxy_unless_no_proxy_names_the_server() -> None:
         configuration(proxy="http://proxy.example:3128", no_proxy="127.0.0.1"), maxsize=4
     )
     assert not isinstance(bypassed, urllib3.ProxyManager)
-
-
-def test_a_plain_http_server_needs_no_tls_context() -> None:
-    config = configuration()
-    config.host = "http://127.0.0.1:8080"
-    pool = connection_pool(config, maxsize=4)
-    assert "ssl_context" not in pool.connection_pool_kw
