@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from benchmark_startup import cpu_seconds  # scripts/, this script's directory
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -376,11 +377,6 @@ def watch_peak_rss(pid: int, done: threading.Event, peak: list[int]) -> None:
         done.wait(0.05)
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run_reconcile(
     args: list[str], watch_pids: list[int], hook_in_process: tuple[str, int] | None = None
 ) -> dict[str, Any]:
@@ -483,7 +479,8 @@ def print_own_cpu(scenario: Scenario, steady: dict[str, Any], in_process: dict[s
     )
 
 
-Runs = dict[str, dict[str, Any]]  # "cold", "steady", "in-process" -> what run_reconcile returns
+Runs = dict[str, dict[str, Any]]  # "cold", "steady", "in-process" -> what run_reconcile returns;
+# "floors", "others" -> their figures by name
 
 
 # -- backends ------------------------------------------------------------------------------------
@@ -592,11 +589,11 @@ def bench_live(scenario: Scenario, compare_others: bool = True) -> Runs:
             print_own_cpu(scenario, steady, in_process)
             print(f"  our steady run's LISTs: {', '.join(steady_lists)}")
             if scenario[0] == "composite":
-                runs["floors"] = {"figures": floors(plane, admin, scenario, controller, url, cold)}
-                print(f"  floors: {runs['floors']['figures']}")
+                runs["floors"] = floors(plane, admin, scenario, controller, url, cold)
+                print(f"  floors: {runs['floors']}")
             if compare_others and scenario[0] == "composite":
-                runs["others"] = {"figures": compare(plane, admin, scenario, Path(tmp))}
-                print(f"  other tools: {runs['others']['figures']}")
+                runs["others"] = compare(plane, admin, scenario, Path(tmp))
+                print(f"  other tools: {runs['others']}")
     finally:
         hook.terminate()
         plane.stop()
@@ -724,7 +721,7 @@ def live_figures(runs: Runs) -> dict[str, float]:
     }
     for extra in ("floors", "others"):
         if extra in runs:
-            figures |= runs[extra]["figures"]
+            figures |= runs[extra]
     return figures
 
 

@@ -83,9 +83,8 @@ class LiveCluster:
         self._configuration = configuration
         self._host = configuration.host.rstrip("/")
         # Requests go straight to a pool built from the client's settings (its TLS settings,
-        # client certificate and proxy) with one TLS context (`pool`): the client's own
-        # request path walks each body to serialize it and copies it again, about a tenth of a
-        # millisecond a write.
+        # client certificate and proxy; `pool`): the client's own request path walks each body
+        # to serialize it and copies it again, about a tenth of a millisecond a write.
         self._pool = connection_pool(configuration, self.options.pool_size)
         self._sleep: Callable[[float], None] = sleep or self._wait
         self._limiter: FixedRate = (
