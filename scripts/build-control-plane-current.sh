@@ -29,6 +29,9 @@ command -v go >/dev/null || { log "no go on PATH: a current release builds with 
 # The module proxy and checksum database as the machine sets them; never a toolchain download.
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 export GOCACHE="$BASE/go-build-cache-current" GOMODCACHE="$BASE/go-mod-cache"
+# The compiler collects its garbage a quarter as often: an eighth less CPU for these builds
+# (measured on 1.20's kube-apiserver: 227 CPU-s against 253), a few GiB more at its peak.
+export GOGC=400
 
 WORK="$CACHE/build"
 rm -rf "$WORK"

@@ -15,8 +15,8 @@ log() { printf '[control-plane] %s\n' "$*" >&2; }
 
 # What the binaries are built from besides Debian's source: binaries built from other patches
 # (or none) are built again.
-RECIPE="Debian's kubernetes source, its OpenAPI definitions generated, -s -w, /version and"
-RECIPE+=" --version stamped from its upstream version;"
+RECIPE="Debian's kubernetes source, its OpenAPI definitions generated, -tags providerless,"
+RECIPE+=" -s -w, /version and --version stamped from its upstream version;"
 BUILD_ID=$( { echo "$RECIPE"; cat "$PATCHES"/*.patch; } | sha256sum | cut -d' ' -f1)
 # shellcheck source=scripts/lib/control-plane-cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
@@ -78,6 +78,9 @@ done
 
 cd "$TREE"
 export GO111MODULE=off GOFLAGS="" GOCACHE="$CACHE/go-build-cache"
+# The compiler collects its garbage a quarter as often: an eighth less CPU for these builds
+# (measured on 1.20's kube-apiserver: 227 CPU-s against 253), a few GiB more at its peak.
+export GOGC=400
 # The release tree carries every generated file but the API server's OpenAPI definitions: those
 # alone are generated (`make generated_files` would rebuild six generators and scan the whole
 # tree again, three times the CPU for the same files).
@@ -94,9 +97,11 @@ for pkg in k8s.io/kubernetes/vendor/k8s.io/{component-base,client-go/pkg}/versio
   ldflags+=" -X $pkg.gitVersion=v$upstream -X $pkg.gitMajor=${upstream%%.*}"
   ldflags+=" -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
 done
+# providerless: without the in-tree cloud providers (their SDKs are half the source these two
+# commands compile); the tests' control plane runs on no cloud.
 for cmd in kube-apiserver kube-controller-manager; do
-  log "go build ./cmd/$cmd (v$upstream)"
-  go build -ldflags "-s -w $ldflags" -o "$BIN/$cmd" "./cmd/$cmd"
+  log "go build -tags providerless ./cmd/$cmd (v$upstream)"
+  go build -tags providerless -ldflags "-s -w $ldflags" -o "$BIN/$cmd" "./cmd/$cmd"
 done
 ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$BIN/etcd"
 echo "$BUILD_ID" >"$BIN/build-id"
