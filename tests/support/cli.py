@@ -11,13 +11,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The test machinery's own variables, which are no option of the command: kept, so that a
+# process a test starts (the benchmark, a control plane) finds the caches the suite was given
+# rather than build its own.
+TEST_VARIABLES = frozenset(
+    {
+        "RECONCILE_SKIP_CONTROL_PLANE",
+        "RECONCILE_CONTROL_PLANE_CACHE",
+        "RECONCILE_CURRENT_RELEASE",
+        "RECONCILE_HOOK_ENV_CACHE",
+        "RECONCILE_KEEP_CONTROL_PLANE_DIR",
+    }
+)
+
+
 def command_env(**extra: str) -> dict[str, str]:
     """This checkout importable, and no KUBECONFIG or RECONCILE_* option from the caller: tests
     say which cluster and which options."""
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("RECONCILE_") or k == "RECONCILE_SKIP_CONTROL_PLANE"
+        k: v for k, v in os.environ.items() if not k.startswith("RECONCILE_") or k in TEST_VARIABLES
     }
     env.update(extra)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
