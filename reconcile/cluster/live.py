@@ -9,6 +9,7 @@ on 429, which the server did not process.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import json
@@ -95,8 +96,24 @@ class LiveCluster:
         self.stats = RequestStats()
         self._discovery: dict[str, list[ResourceInfo] | None] = {}
         self._discovery_lock = threading.Lock()
-        self._release: str | None = None
+        # the server's release, once known (a dict: shared with dry_run_view's copies)
+        self._release: dict[str, str] = {}
+        self._release_lookup: threading.Thread | None = None
         self._dry_run = False
+
+    def look_up_release(self) -> None:
+        """Ask the server's release (GET /version) now, in the background: a run reads it
+        before planning any owned kind, and the request is then in flight while the run's
+        other modules load. `server_release()` waits for this answer rather than ask again."""
+
+        def look_up() -> None:
+            # a failure is met again, and reported, by the run's own call
+            with contextlib.suppress(Exception):
+                self.server_release()
+
+        lookup = threading.Thread(target=look_up, name="server-release", daemon=True)
+        self._release_lookup = lookup
+        lookup.start()
 
     def close(self) -> None:
         self._pool.clear()
@@ -245,9 +262,12 @@ class LiveCluster:
         return version
 
     def server_release(self) -> str:
+        lookup = self._release_lookup
+        if lookup is not None and lookup is not threading.current_thread():
+            lookup.join()
         with self._discovery_lock:
-            if self._release is not None:
-                return self._release
+            if "release" in self._release:
+                return self._release["release"]
         try:
             document = self._send("discover", "version", "GET", "/version") or {}
         except ApiError:
@@ -257,7 +277,7 @@ class LiveCluster:
         minor = "".join(c for c in minor if c.isdigit())  # `28+` on some providers
         release = f"{major}.{minor}" if major and minor else ""
         with self._discovery_lock:
-            self._release = release
+            self._release["release"] = release
         return release
 
     def served_resources(self) -> list[ResourceInfo]:

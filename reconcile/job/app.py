@@ -31,7 +31,6 @@ from reconcile.report.spool import DiffSpool, ForgetContent
 from reconcile.results import Provenance, RunResult
 from reconcile.runner.keeper import KeptUntilLarge, ResultKeeper
 from reconcile.runner.progress import LoggedProgress, Progress
-from reconcile.runner.run import RunLoop
 
 log = logging.getLogger("reconcile")
 
@@ -81,7 +80,8 @@ def open_cluster(config: RunConfig, budget: Budget) -> Cluster:
                 )
         except (ManifestError, FileNotFoundError) as exc:
             raise LocalInputError(f"--local: {exc}") from exc
-    return connect_live(config.connection, budget, config.reconcile.workers)
+    # its first request goes out now, while the run's modules load (below, in _run_reading)
+    return connect_live(config.connection, budget, config.reconcile.workers, look_up_release=True)
 
 
 def _inputs(config: RunConfig) -> list[Path]:
@@ -218,6 +218,10 @@ def _run_reading(
     except (ApiError, BudgetExhausted) as exc:
         message = exc.message if isinstance(exc, ApiError) else str(exc)
         return _failed(result, f"cannot reach the cluster: {message}", budget), None
+    # the engine and the runner: loaded once the cluster is open (a live run's first request is
+    # then in flight), and never by a run that cannot start
+    from reconcile.runner.run import RunLoop
+
     settings = config.reconcile
     if config.local.enabled:
         # The manifests are the controllers' home too: their command hooks run beside them.

@@ -1,0 +1,120 @@
+"""A live run's first request: the server's release (GET /version), asked in the background as
+soon as the cluster is open, while the run's modules load. The run's own question waits for
+that answer rather than ask again; a real HTTP server counts what it was sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from kubernetes.client.configuration import Configuration
+
+from reconcile.cluster.live import LiveCluster, LiveOptions
+
+
+class VersionServer:
+    """Answers GET /version after `release` is set (so a test holds the answer back), with
+    `status`; counts the requests."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.paths: list[str] = []
+        self.asked = threading.Event()
+        self.release = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.paths.append(self.path)
+                server.asked.set()
+                server.release.wait(10)
+                body = json.dumps(
+                    {"major": "1", "minor": "37+"}
+                    if server.status == 200
+                    else {"kind": "Status", "code": server.status, "reason": "Forbidden"}
+                ).encode()
+                self.send_response(server.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[VersionServer]:
+    running = VersionServer()
+    yield running
+    running.close()
+
+
+def cluster_on(url: str) -> LiveCluster:
+    configuration = Configuration()
+    configuration.host = url
+    return LiveCluster(configuration, LiveOptions(qps=0, max_retries=0))
+
+
+def test_the_release_is_asked_at_once_and_asked_once(server: VersionServer) -> None:
+    cluster = cluster_on(server.url)
+    cluster.look_up_release()
+    assert server.asked.wait(5), "GET /version was not sent in the background"
+    answers: list[str] = []
+    asking = threading.Thread(target=lambda: answers.append(cluster.server_release()))
+    asking.start()  # the run's own question, while the first is unanswered
+    asking.join(0.3)
+    assert asking.is_alive(), "server_release() did not wait for the answer under way"
+    server.release.set()
+    asking.join(5)
+    assert answers == ["1.37"]
+    assert cluster.server_release() == "1.37"
+    assert server.paths == ["/version"]
+
+
+def test_a_view_made_while_the_answer_is_under_way_shares_it(server: VersionServer) -> None:
+    cluster = cluster_on(server.url)
+    cluster.look_up_release()
+    assert server.asked.wait(5)
+    view = cluster.dry_run_view()
+    server.release.set()
+    assert view.server_release() == "1.37"
+    assert cluster.server_release() == "1.37"
+    assert server.paths == ["/version"]
+
+
+def test_a_refused_lookup_is_the_runs_answer_too_without_a_second_request() -> None:
+    refused = VersionServer(status=403)
+    refused.release.set()
+    try:
+        cluster = cluster_on(refused.url)
+        cluster.look_up_release()
+        assert cluster.server_release() == ""  # as when the run asks itself: release unknown
+        assert refused.paths == ["/version"]
+    finally:
+        refused.close()
+
+
+def test_an_unreachable_server_leaves_the_release_unknown_and_the_run_going() -> None:
+    closed = VersionServer()
+    url = closed.url
+    closed.close()  # nothing listens there now: the lookup fails quietly, in its thread
+    cluster = cluster_on(url)
+    cluster.look_up_release()
+    assert cluster.server_release() == ""
