@@ -73,8 +73,9 @@ def measured_command(figure: Path, *args: str) -> list[str]:
 
 def says_refused(text: str) -> bool:
     """Whether a run's output says the API server refused it (403, Forbidden, either case); the
-    milliseconds of a log line's timestamp (`...36.403Z`) do not count."""
-    return "forbidden" in text.lower() or re.search(r"(?<![\d.])403(?!\d)", text) is not None
+    milliseconds of a log line's timestamp (`...36.403Z`) or a duration (`"durationMs":403.5`)
+    do not count."""
+    return "forbidden" in text.lower() or re.search(r"(?<![\d.])403(?!\d|\.\d)", text) is not None
 
 
 def unreachable_kubeconfig(directory: Path) -> Path:
