@@ -1,7 +1,9 @@
 """Start-up: `reconcile` from process start to its first API request, and `reconcile --help`.
 
 The API server is a loopback socket that notes when the first request's bytes arrive (and
-answers nothing: what comes after is not start-up). The run is a live one as a CronJob starts
+answers nothing: what comes after is not start-up). A live run asks the server's release in
+the background as it connects: when that is the first request, the time to the next one (the
+first about the run's controllers) is noted too. The run is a live one as a CronJob starts
 it: a kubeconfig with a token, a controllers file, no cluster controllers. Each figure is the
 median of `runs` processes; CPU is the process's user + system time at that moment.
 """
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 CONTROLLER = """\
@@ -35,11 +38,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_request(runs: int) -> tuple[float, float, str]:
-    """Median seconds and CPU seconds to the first request, and that request's line."""
+@dataclass(frozen=True)
+class FirstRequests:
+    """Medians: seconds and CPU seconds to the first request (and its line), and seconds to
+    the first request about the run's controllers (and its line): the same request unless the
+    first is the server's release, which a live run asks in the background as it connects."""
+
+    wall: float
+    cpu: float
+    line: str
+    work_wall: float
+    work_line: str
+
+
+def _request_line(connection: socket.socket) -> str:
+    connection.settimeout(5)
+    return connection.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def first_request(runs: int) -> FirstRequests:
     with tempfile.TemporaryDirectory(prefix="reconcile-startup-") as tmp, socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(8)
+        server.settimeout(10)
         port = server.getsockname()[1]
         kubeconfig = Path(tmp) / "kubeconfig"
         kubeconfig.write_text(
@@ -70,22 +91,35 @@ def first_request(runs: int) -> tuple[float, float, str]:
         ]
         walls: list[float] = []
         cpus: list[float] = []
-        line = ""
+        work_walls: list[float] = []
+        line = work_line = ""
         for _ in range(runs):
             started = time.monotonic()
             process = subprocess.Popen(
                 command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp
             )
-            connection, _ = server.accept()
-            with connection:
-                connection.settimeout(5)
-                data = connection.recv(4096)
+            first, _ = server.accept()
+            with first:
+                line = _request_line(first)
                 walls.append(time.monotonic() - started)
                 cpus.append(cpu_seconds(process.pid))
-                line = data.split(b"\r\n", 1)[0].decode(errors="replace")
+                work_line = line
+                if line.startswith("GET /version "):
+                    # unanswered: the run goes on meanwhile, and its next request opens a
+                    # connection of its own
+                    second, _ = server.accept()
+                    with second:
+                        work_line = _request_line(second)
+                work_walls.append(time.monotonic() - started)
             process.kill()
             process.wait()
-    return statistics.median(walls), statistics.median(cpus), line
+    return FirstRequests(
+        statistics.median(walls),
+        statistics.median(cpus),
+        line,
+        statistics.median(work_walls),
+        work_line,
+    )
 
 
 def help_seconds(runs: int) -> tuple[float, float]:
@@ -104,12 +138,20 @@ def help_seconds(runs: int) -> tuple[float, float]:
 
 
 def report(runs: int) -> dict[str, float]:
-    wall, cpu, line = first_request(runs)
+    first = first_request(runs)
     help_wall, help_cpu = help_seconds(runs)
     print(f"start-up, median of {runs} processes each:")
     print(
-        f"  process start to the first API request ({line}): {wall:.3f} s "
-        f"(CPU {cpu:.2f} s; target <= 0.3 s)"
+        f"  process start to the first API request ({first.line}): {first.wall:.3f} s "
+        f"(CPU {first.cpu:.2f} s; target <= 0.3 s)"
+    )
+    print(
+        f"  to the first request about its controllers ({first.work_line}): {first.work_wall:.3f} s"
     )
     print(f"  reconcile --help: {help_wall:.3f} s (CPU {help_cpu:.2f} s; target <= 0.15 s)")
-    return {"first_request": wall, "first_request_cpu": cpu, "help": help_wall}
+    return {
+        "first_request": first.wall,
+        "first_request_cpu": first.cpu,
+        "first_controller_request": first.work_wall,
+        "help": help_wall,
+    }
