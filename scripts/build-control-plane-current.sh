@@ -29,15 +29,6 @@ command -v go >/dev/null || { log "no go on PATH: a current release builds with 
 # The module proxy and checksum database as the machine sets them; never a toolchain download.
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 export GOCACHE="$BASE/go-build-cache-current" GOMODCACHE="$BASE/go-mod-cache"
-# CPU is most of a fresh machine's test command, and these builds most of that: the same
-# binaries for less of it. The compiler collects its garbage a quarter as often (GOGC=400:
-# 1.20's kube-apiserver took 227 CPU-s, not 253), compiles each package on one thread (-c=1:
-# `go build` keeps both cores busy with packages anyway, and threads within one package cost
-# more than they gain) and writes no debug information (-dwarf=false: `-ldflags -w` drops it
-# from the binaries anyway). 1.37's kube-apiserver from empty caches, with GOGC=400: 815 CPU-s;
-# adding -dwarf=false, 746; adding -c=1 too, 599.
-export GOGC=400
-GCFLAGS="all=-dwarf=false -c=1"
 
 WORK="$CACHE/build"
 rm -rf "$WORK"

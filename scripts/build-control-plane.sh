@@ -78,9 +78,6 @@ done
 
 cd "$TREE"
 export GO111MODULE=off GOFLAGS="" GOCACHE="$CACHE/go-build-cache"
-# Less CPU, the same binaries: see build-control-plane-current.sh.
-export GOGC=400
-GCFLAGS="all=-dwarf=false -c=1"
 # The release tree carries every generated file but the API server's OpenAPI definitions: those
 # alone are generated (`make generated_files` would rebuild six generators and scan the whole
 # tree again, three times the CPU for the same files).
