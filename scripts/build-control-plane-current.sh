@@ -20,9 +20,9 @@ log() { printf '[control-plane %s] %s\n' "$RELEASE" "$*" >&2; }
 # with anything below that changes the binaries).
 RECIPE="k8s.io/kubernetes v$RELEASE, staging modules at its tag, etcd as its go.mod pins;"
 RECIPE+=" CGO_ENABLED=0 -trimpath -ldflags '-s -w' with the version stamped"
-BUILD_ID=$(printf '%s' "$RECIPE" | sha256sum | cut -d' ' -f1)
 # shellcheck source=scripts/lib/control-plane-cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
+BUILD_ID=$(printf '%s' "$RECIPE ${GO_COMPILE_FLAGS[*]}" | sha256sum | cut -d' ' -f1)
 exit_if_cached
 
 command -v go >/dev/null || { log "no go on PATH: a current release builds with the machine's Go"; exit 1; }
@@ -74,11 +74,11 @@ ldflags="-s -w -X $pkg.gitVersion=v$RELEASE -X $pkg.gitMajor=1 -X $pkg.gitMinor=
 ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 for cmd in kube-apiserver kube-controller-manager; do
   log "go build k8s.io/kubernetes/cmd/$cmd"
-  go build -trimpath -gcflags "$GCFLAGS" -ldflags "$ldflags" -o "$BIN/$cmd" \
+  go build -trimpath "${GO_COMPILE_FLAGS[@]}" -ldflags "$ldflags" -o "$BIN/$cmd" \
     "k8s.io/kubernetes/cmd/$cmd"
 done
 log "go build go.etcd.io/etcd/server/v3 (etcd $(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3))"
-go build -trimpath -gcflags "$GCFLAGS" -ldflags "-s -w" -o "$BIN/etcd" go.etcd.io/etcd/server/v3
+go build -trimpath "${GO_COMPILE_FLAGS[@]}" -ldflags "-s -w" -o "$BIN/etcd" go.etcd.io/etcd/server/v3
 echo "$BUILD_ID" >"$BIN/build-id"
 log "cleaning the build tree (keeping the binaries and the module cache)"
 cd "$CACHE"

@@ -17,9 +17,10 @@ log() { printf '[control-plane] %s\n' "$*" >&2; }
 # (or none) are built again.
 RECIPE="Debian's kubernetes source, its OpenAPI definitions generated, -tags providerless,"
 RECIPE+=" -s -w, /version and --version stamped from its upstream version;"
-BUILD_ID=$( { echo "$RECIPE"; cat "$PATCHES"/*.patch; } | sha256sum | cut -d' ' -f1)
 # shellcheck source=scripts/lib/control-plane-cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/control-plane-cache.sh"
+BUILD_ID=$( { echo "$RECIPE ${GO_COMPILE_FLAGS[*]}"; cat "$PATCHES"/*.patch; } | sha256sum |
+  cut -d' ' -f1)
 exit_if_cached
 
 SUDO=""
@@ -98,7 +99,7 @@ done
 # commands compile); the tests' control plane runs on no cloud.
 for cmd in kube-apiserver kube-controller-manager; do
   log "go build -tags providerless ./cmd/$cmd (v$upstream)"
-  go build -tags providerless -gcflags "$GCFLAGS" -ldflags "-s -w $ldflags" -o "$BIN/$cmd" \
+  go build -tags providerless "${GO_COMPILE_FLAGS[@]}" -ldflags "-s -w $ldflags" -o "$BIN/$cmd" \
     "./cmd/$cmd"
 done
 ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$BIN/etcd"
