@@ -13,57 +13,54 @@ import pytest
 from kubernetes.client.configuration import Configuration
 
 from reconcile.cluster.live import LiveCluster, LiveOptions
+from tests.support.hookserver import serving
 
 
-class VersionServer:
+class VersionServer(ThreadingHTTPServer):
     """Answers GET /version after `release` is set (so a test holds the answer back), with
-    `status`; counts the requests."""
+    `status`; counts the requests. Served from a thread by `serving`."""
+
+    daemon_threads = True
 
     def __init__(self, status: int = 200) -> None:
+        super().__init__(("127.0.0.1", 0), _VersionHandler)
         self.status = status
         self.paths: list[str] = []
         self.asked = threading.Event()
         self.release = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                server.paths.append(self.path)
-                server.asked.set()
-                server.release.wait(10)
-                body = json.dumps(
-                    {"major": "1", "minor": "37+"}
-                    if server.status == 200
-                    else {"kind": "Status", "code": server.status, "reason": "Forbidden"}
-                ).encode()
-                self.send_response(server.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+
+class _VersionHandler(BaseHTTPRequestHandler):
+    server: VersionServer
+
+    def do_GET(self) -> None:
+        self.server.paths.append(self.path)
+        self.server.asked.set()
+        self.server.release.wait(10)
+        body = json.dumps(
+            {"major": "1", "minor": "37+"}
+            if self.server.status == 200
+            else {"kind": "Status", "code": self.server.status, "reason": "Forbidden"}
+        ).encode()
+        self.send_response(self.server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
 
 
 @pytest.fixture
 def server() -> Iterator[VersionServer]:
-    running = VersionServer()
-    yield running
-    running.close()
+    with serving(VersionServer()) as running:
+        yield running
+        running.release.set()  # no handler left waiting
 
 
 def cluster_on(url: str) -> LiveCluster:
@@ -100,21 +97,18 @@ def test_a_view_made_while_the_answer_is_under_way_shares_it(server: VersionServ
 
 
 def test_a_refused_lookup_is_the_runs_answer_too_without_a_second_request() -> None:
-    refused = VersionServer(status=403)
-    refused.release.set()
-    try:
+    with serving(VersionServer(status=403)) as refused:
+        refused.release.set()
         cluster = cluster_on(refused.url)
         cluster.look_up_release()
         assert cluster.server_release() == ""  # as when the run asks itself: release unknown
         assert refused.paths == ["/version"]
-    finally:
-        refused.close()
 
 
 def test_an_unreachable_server_leaves_the_release_unknown_and_the_run_going() -> None:
-    closed = VersionServer()
-    url = closed.url
-    closed.close()  # nothing listens there now: the lookup fails quietly, in its thread
+    with serving(VersionServer()) as closed:
+        url = closed.url
+    # nothing listens there now: the lookup fails quietly, in its thread
     cluster = cluster_on(url)
     cluster.look_up_release()
     assert cluster.server_release() == ""
