@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Hook = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def serve(hooks: dict[str, Hook], port: int) -> None:
+    # imported here: a command hook, a process per call, never serves (http.server and what it
+    # imports would be most of that process's start-up)
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             hook = hooks.get(self.path.strip("/"))

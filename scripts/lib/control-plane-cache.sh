@@ -2,19 +2,22 @@
 # they share. Needs CACHE (the release's cache directory), BIN, BUILD_ID and log() by the time
 # exit_if_cached runs.
 
-# CPU is most of a fresh machine's test command, and these builds most of that: the same
-# programs for less of it. The compiler collects its garbage a quarter as often (GOGC=400:
-# 1.20's kube-apiserver took 227 CPU-s, not 253), compiles each package on one thread (-c=1:
-# `go build` keeps both cores busy with packages anyway, and threads within one package cost
-# more than they gain), writes no debug information (-dwarf=false: `-ldflags -w` drops it from
-# the binaries anyway) and inlines only within Go's standard library (-l elsewhere: the
-# runtime, maps, JSON and TLS keep their inlining). 1.37's kube-apiserver from empty caches,
-# with GOGC=400: 815 CPU-s; adding -dwarf=false, 746; adding -c=1 too, 599 (611 measured beside
-# the next); adding -l outside the standard library, 496. The whole suite on that API server
-# took the same time and CPU as on the inlined one (11.6 and 11.8 minutes, 21.4 and 21.7
-# minutes of CPU, back to back); -l everywhere cost it a fifth more CPU in a part of the suite.
+# CPU is most of a fresh machine's test command, and these builds a third of that: the same
+# programs for less of it. The compiler collects no garbage below a heap of 3 GiB (GOGC=off
+# with GOMEMLIMIT: few packages' compiles come near it; the largest process, kcm's link, peaked
+# at 2.3 GB), compiles each package on one thread (-c=1: `go build` keeps both cores busy with
+# packages anyway, and threads within one package cost more than they gain), writes no debug
+# information (-dwarf=false: `-ldflags -w` drops it from the binaries anyway) and inlines only
+# within Go's standard library (-l elsewhere: the runtime, maps, JSON and TLS keep their
+# inlining). 1.37's kube-apiserver from empty caches, with GOGC=400 alone: 815 CPU-s;
+# adding -dwarf=false, 746; adding -c=1 too, 599 (611 measured beside the next); adding -l
+# outside the standard library, 496; 485 again, then 447 with GOGC=off and GOMEMLIMIT=3GiB
+# (1.37's three programs 635 -> 592 CPU-s, 1.20's two 223 -> 210). The whole suite on the
+# API server compiled with -l outside the standard library took the same time and CPU as on
+# the inlined one (11.6 and 11.8 minutes, 21.4 and 21.7 minutes of CPU, back to back); -l
+# everywhere cost it a fifth more CPU in a part of the suite.
 # The flags are part of the build's identity: binaries compiled otherwise are built again.
-export GOGC=400
+export GOGC=off GOMEMLIMIT=3GiB
 GO_COMPILE_FLAGS=(-gcflags "all=-dwarf=false -c=1 -l" -gcflags "std=-dwarf=false -c=1")
 
 cached() {

@@ -40,6 +40,8 @@ SHELLS = frozenset({"sh", "bash", "shell", "console"})
 # Copied into each page's directory (small, and blocks may write there); the rest is linked.
 COPIED = ("examples", "manifests", "github-actions")
 LINKED = ("reconcile", "scripts", ".venv", "pyproject.toml", "README.md", "LICENSE", "Dockerfile")
+# the script that sets .venv up; its stamp names a digest of pyproject.toml and the script
+SETUP_VENV = "scripts/setup-venv.sh"
 _CLAUSE = re.compile(
     r'^(?:not run: (?P<reason>.+)|not "(?P<prefix>[^"]+)": (?P<why>.+)|(?P<cluster>cluster)'
     r"|cwd (?P<cwd>\S+)|may exit (?P<codes>\d+(?:, *\d+)*)|(?P<stderr>stderr))$"
@@ -177,11 +179,11 @@ class Sandbox:
     def make(cls, directory: Path, kubeconfig: Path | None) -> Sandbox:
         # `./scripts/reconcile` sets the venv up when its stamp is stale: through the link it
         # would rewrite the checkout's venv for the copy's path. The test command sets it up
-        # first; a venv older than pyproject.toml is an error here, not an install.
-        digest = hashlib.sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
-        stamp = ROOT / ".venv" / f".installed-{digest}"
+        # first; a venv older than pyproject.toml or the script is an error here, not an install.
+        recipe = (ROOT / "pyproject.toml").read_bytes() + (ROOT / SETUP_VENV).read_bytes()
+        stamp = ROOT / ".venv" / f".installed-{hashlib.sha1(recipe).hexdigest()[:12]}"
         assert stamp.exists(), (
-            f"{stamp.parent} is older than pyproject.toml: run scripts/setup-venv.sh"
+            f"{stamp.parent} is older than pyproject.toml or {SETUP_VENV}: run {SETUP_VENV}"
         )
         directory.mkdir(parents=True)
         for name in COPIED:
