@@ -14,17 +14,18 @@ echo "setting up .venv (packages from pyproject.toml)..." >&2
 [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
 log=.venv/install.log
 
-# uv (from PyPI, into the venv) installs the same packages from the same index for a third of
-# pip's CPU: 24 CPU-s on a fresh machine, pip 59, most of the difference pip compiling every
-# module of every package to bytecode up front (Python compiles what it imports). It is given
-# pip's settings for the index, extra index, local wheels and certificates; pip installs when
-# uv cannot be had or fails.
+# uv (from PyPI, into the venv, at the version tested) installs the same packages from the
+# same index for a third of pip's CPU: 24 CPU-s on a fresh machine, pip 59, most of the
+# difference pip compiling every module of every package to bytecode up front (Python compiles
+# what it imports). It is given pip's settings for the index, extra index, local wheels and
+# certificates; pip installs when uv cannot be had or fails.
 #
 # The checkout itself goes on the venv's path (editable_mode=compat: a line naming its
 # directory), not behind setuptools' import hook, which every Python process of the venv would
 # import at start-up (pathlib, re, urllib.parse: 15 ms of a command hook's 35).
+UV_VERSION=0.13.9
 with_uv() {
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check uv || return 1
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" || return 1
   local -a settings=()
   if [[ -n "${PIP_INDEX_URL:-}" ]]; then settings+=("UV_INDEX_URL=$PIP_INDEX_URL"); fi
   if [[ -n "${PIP_EXTRA_INDEX_URL:-}" ]]; then
@@ -34,7 +35,7 @@ with_uv() {
   if [[ -n "${PIP_CERT:-}" && -z "${SSL_CERT_FILE:-}" ]]; then
     settings+=("SSL_CERT_FILE=$PIP_CERT")
   fi
-  env "${settings[@]}" UV_NATIVE_TLS=1 .venv/bin/uv pip install --python .venv/bin/python \
+  env "${settings[@]}" UV_SYSTEM_CERTS=1 .venv/bin/uv pip install --python .venv/bin/python \
     --config-settings editable_mode=compat -e '.[dev]'
 }
 with_pip() {
