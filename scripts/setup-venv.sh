@@ -31,7 +31,12 @@ with_uv() {
   if [[ -n "${PIP_EXTRA_INDEX_URL:-}" ]]; then
     settings+=("UV_EXTRA_INDEX_URL=$PIP_EXTRA_INDEX_URL")
   fi
-  if [[ -n "${PIP_FIND_LINKS:-}" ]]; then settings+=("UV_FIND_LINKS=$PIP_FIND_LINKS"); fi
+  # pip passes over a local directory that is not there; uv refuses it
+  local link links=()
+  for link in ${PIP_FIND_LINKS:-}; do
+    if [[ "$link" == *://* || -e "$link" ]]; then links+=("$link"); fi
+  done
+  if ((${#links[@]})); then settings+=("UV_FIND_LINKS=$(IFS=,; echo "${links[*]}")"); fi
   if [[ -n "${PIP_CERT:-}" && -z "${SSL_CERT_FILE:-}" ]]; then
     settings+=("SSL_CERT_FILE=$PIP_CERT")
   fi
