@@ -22,7 +22,7 @@ log=.venv/install.log
 #
 # The checkout itself goes on the venv's path (editable_mode=compat: a line naming its
 # directory), not behind setuptools' import hook, which every Python process of the venv would
-# import at start-up (pathlib, re, urllib.parse: 15 ms of a command hook's 35).
+# import at start-up (pathlib, re, urllib.parse: `python -c pass` took 34 ms of CPU, now 15).
 UV_VERSION=0.13.9
 with_uv() {
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" || return 1
