@@ -36,6 +36,15 @@ class HookServer(ThreadingHTTPServer):
             self.requests.append(request)
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    """Answers the request `handler` is serving with `status` and the JSON document `data`."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: HookServer
 
@@ -45,12 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.authorizations.append(self.headers.get("Authorization"))
         answer = self.server.handler(request)
         status, body = (200, answer) if isinstance(answer, dict) else answer
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, body if isinstance(body, bytes) else json.dumps(body).encode())
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -19,7 +19,7 @@ import pytest
 from reconcile.hooks import HookCaller, HookError
 from reconcile.hooks.connections import HookConnections, default_ca_file, proxy_for
 from reconcile.specs.hooks import HookSpec, WebhookSpec
-from tests.support.hookserver import serving
+from tests.support.hookserver import send_json, serving
 from tests.support.hookservers import serve
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -117,12 +117,8 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         forward = urllib.request.Request(self.path, data=body, headers=headers, method="POST")
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(forward) as answer:
-            content = answer.read()
-            self.send_response(answer.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(content)))
-        self.end_headers()
-        self.wfile.write(content)
+            status, content = answer.status, answer.read()
+        send_json(self, status, content)
 
     def log_message(self, *args: Any) -> None:
         pass

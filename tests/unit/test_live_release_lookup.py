@@ -13,7 +13,7 @@ import pytest
 from kubernetes.client.configuration import Configuration
 
 from reconcile.cluster.live import LiveCluster, LiveOptions
-from tests.support.hookserver import serving
+from tests.support.hookserver import send_json, serving
 
 
 class VersionServer(ThreadingHTTPServer):
@@ -46,11 +46,7 @@ class _VersionHandler(BaseHTTPRequestHandler):
             if self.server.status == 200
             else {"kind": "Status", "code": self.server.status, "reason": "Forbidden"}
         ).encode()
-        self.send_response(self.server.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, self.server.status, body)
 
     def log_message(self, *_args: object) -> None:
         pass
@@ -59,8 +55,10 @@ class _VersionHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[VersionServer]:
     with serving(VersionServer()) as running:
-        yield running
-        running.release.set()  # no handler left waiting
+        try:
+            yield running
+        finally:
+            running.release.set()  # no handler left waiting, whatever the test did
 
 
 def cluster_on(url: str) -> LiveCluster:
