@@ -348,4 +348,8 @@ def _set_last_applied(obj: Obj, text: str) -> None:
 
 
 def _compact_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _COMPACT.encode(value)
+
+
+# made once: json.dumps with options makes an encoder per call
+_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"))

@@ -17,7 +17,11 @@ REQUEST_LIMIT = 3 * 1024 * 1024
 
 
 def encoded_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return len(_COMPACT_UTF8.encode(value).encode())
+
+
+# made once: json.dumps with options makes an encoder per call
+_COMPACT_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def child_size_problem(child: Any, *, annotated: bool = True) -> str | None:

@@ -46,7 +46,7 @@ from requests.utils import (
     prepend_scheme_if_needed,
     select_proxy,
 )
-from urllib3 import PoolManager
+from urllib3 import HTTPConnectionPool, PoolManager
 from urllib3.exceptions import ProxySchemeUnknown
 
 from reconcile.hooks.deadline import WATCHED_POOLS
@@ -79,6 +79,49 @@ class Route:
 
 class HookAdapter(HTTPAdapter):
     """requests' adapter with watched pools, keyed by the URL as `parse_hook_url` reads it."""
+
+    def __init__(self, **settings: Any) -> None:
+        # (URL, verify, cert, proxies) -> the pool requests chose for them
+        self._pools: dict[tuple[Any, ...], HTTPConnectionPool] = {}
+        super().__init__(**settings)
+
+    def get_connection_with_tls_context(
+        self,
+        request: requests.PreparedRequest,
+        verify: Any,
+        proxies: dict[str, str] | None = None,
+        cert: Any = None,
+    ) -> HTTPConnectionPool:
+        """requests' choice of pool, remembered: it is the same for every call to one hook
+        with the same TLS settings, and choosing it anew (the URL parsed again, the proxy
+        selected, the pool key built) was a tenth of a call's CPU. A pool closed since is
+        chosen again (urllib3 before 2.8 closes the pools its manager evicts)."""
+        key = (request.url, verify, cert, tuple(sorted((proxies or {}).items())))
+        pool = self._pools.get(key)
+        if pool is None or pool.pool is None:
+            pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+            self._pools[key] = pool
+        return pool
+
+    def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
+        """requests' Response, without reading cookies from the answer (a hook call keeps and
+        sends none) or a text encoding (the body is read as bytes)."""
+        response = requests.Response()
+        response.status_code = resp.status
+        response.headers = resp.headers  # urllib3's: case-insensitive already, not copied
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url or ""
+        response.request = req
+        response.connection = self
+        return response
+
+    def request_url(self, request: requests.PreparedRequest, proxies: dict[str, str] | None) -> str:
+        """What the request line names: without a proxy, the path and query of the URL as
+        parsed once (requests would parse it again, twice)."""
+        if not proxies:
+            return _parsed(request.url or "").target
+        return str(super().request_url(request, proxies))
 
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any

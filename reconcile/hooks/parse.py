@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
-from reconcile.objects.bounds import depth_problem, surrogate_problem, value_count_problem
+from reconcile.objects.bounds import depth_problem_in, surrogate_problem, value_count_problem
+from reconcile.objects.secrets import text_may_hold_secret
 from reconcile.secret_values import remember_secrets
 from reconcile.specs.hooks import HookSpec
 
@@ -49,8 +50,9 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
             f"{what} is a JSON {_json_type(value)}, not an object",
             excerpt=head_excerpt(data),
         )
-    remember_secrets(value)
-    too_deep = depth_problem(value)
+    if text_may_hold_secret(data):
+        remember_secrets(value)
+    too_deep = depth_problem_in(data, value)
     if too_deep is not None:
         raise HookError(hook, "too-deep", f"{what} is {too_deep}")
     not_text = surrogate_problem(data, value)

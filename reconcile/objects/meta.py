@@ -65,9 +65,12 @@ def owner_references(obj: Obj) -> list[dict[str, Any]]:
 
 
 def controller_ref(obj: Obj) -> dict[str, Any] | None:
-    for ref in owner_references(obj):
-        if ref.get("controller") is True:
-            return ref
+    # owner_references' reading, without building its list: asked of every candidate child
+    refs = metadata(obj).get("ownerReferences")
+    if isinstance(refs, list):
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("controller") is True:
+                return ref
     return None
 
 

@@ -16,6 +16,13 @@ def is_secret(obj: Any) -> bool:
     return isinstance(obj, dict) and obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
 
 
+def text_may_hold_secret(text: bytes | bytearray) -> bool:
+    """Whether the JSON text may decode to something holding a Secret: its `kind` is spelled
+    `Secret` in the text, or written with `\\u` escapes (JSON's only escapes that make
+    letters). False lets a caller skip walking the decoded value for Secrets."""
+    return b"Secret" in text or b"\\u" in text
+
+
 def fold_string_data(obj: Obj) -> Obj:
     """A copy of a Secret with `stringData` base64-encoded into `data` (stringData wins on a
     shared key) and removed, as the API server stores it; other objects are returned as is.

@@ -25,6 +25,30 @@ def managers_to_keep(server_side: bool) -> frozenset[str] | None:
     return None if server_side else frozenset()
 
 
+class _Listing:
+    """One resource type as listed: its objects, indexed."""
+
+    __slots__ = ("by_controller", "by_name", "by_namespace", "objects", "orphans")
+
+    def __init__(self, items: list[Obj]) -> None:
+        by_namespace: dict[str, list[Obj]] = defaultdict(list)
+        by_controller: dict[str, list[Obj]] = defaultdict(list)
+        orphans: dict[str, list[Obj]] = defaultdict(list)
+        for obj in items:
+            namespace = namespace_of(obj)
+            by_namespace[namespace].append(obj)
+            ref = controller_ref(obj)
+            if ref is None:
+                orphans[namespace].append(obj)
+            else:
+                by_controller[str(ref.get("uid"))].append(obj)
+        self.objects = items
+        self.by_namespace = dict(by_namespace)
+        self.by_controller = dict(by_controller)
+        self.orphans = dict(orphans)
+        self.by_name: dict[tuple[str, str], Obj] | None = None  # on the first `find`
+
+
 class Snapshot:
     """`keep_managers`: whose managedFields entries listed objects keep (the others' are
     dropped, and the field itself when no entry is left); None keeps them all."""
@@ -40,25 +64,29 @@ class Snapshot:
         self._keep_managers = keep_managers
         self._lock = threading.Lock()
         self._locks: dict[ResourceInfo, threading.Lock] = {}
-        self._objects: dict[ResourceInfo, list[Obj]] = {}
-        self._by_namespace: dict[ResourceInfo, dict[str, list[Obj]]] = {}
-        self._by_controller: dict[ResourceInfo, dict[str, list[Obj]]] = {}
-        self._orphans: dict[ResourceInfo, dict[str, list[Obj]]] = {}
-        self._by_name: dict[ResourceInfo, dict[tuple[str, str], Obj]] = {}
+        # each type's objects and indexes in one entry: a parent's lookups hash the type once
+        self._listings: dict[ResourceInfo, _Listing] = {}
 
-    def _resource_lock(self, resource: ResourceInfo) -> threading.Lock:
+    def _listing(self, resource: ResourceInfo) -> _Listing:
+        """The type's listing, listed once per snapshot (the first caller lists, others of
+        the same type wait for it)."""
+        found = self._listings.get(resource)  # no lock once listed: entries are never replaced
+        if found is not None:
+            return found
         with self._lock:
-            return self._locks.setdefault(resource, threading.Lock())
-
-    def objects(self, resource: ResourceInfo) -> list[Obj]:
-        """Every object of the type (all namespaces); listed once per snapshot."""
-        with self._resource_lock(resource):
-            if resource not in self._objects:
+            lock = self._locks.setdefault(resource, threading.Lock())
+        with lock:
+            found = self._listings.get(resource)
+            if found is None:
                 items = self._list(resource)
                 if resource.kind == "Secret":
                     remember_secrets(items)  # so that no error text or log can quote them
-                self._index(resource, items)
-            return self._objects[resource]
+                found = self._listings[resource] = _Listing(items)
+            return found
+
+    def objects(self, resource: ResourceInfo) -> list[Obj]:
+        """Every object of the type (all namespaces); listed once per snapshot."""
+        return self._listing(resource).objects
 
     def _list(self, resource: ResourceInfo) -> list[Obj]:
         items: list[Obj] = []
@@ -68,60 +96,40 @@ class Snapshot:
                 items += [slimmed(obj, self._keep_managers, table) for obj in page.items]
         return items
 
-    def _index(self, resource: ResourceInfo, items: list[Obj]) -> None:
-        by_namespace: dict[str, list[Obj]] = defaultdict(list)
-        by_controller: dict[str, list[Obj]] = defaultdict(list)
-        orphans: dict[str, list[Obj]] = defaultdict(list)
-        for obj in items:
-            namespace = namespace_of(obj)
-            by_namespace[namespace].append(obj)
-            ref = controller_ref(obj)
-            if ref is None:
-                orphans[namespace].append(obj)
-            else:
-                by_controller[str(ref.get("uid"))].append(obj)
-        self._objects[resource] = items
-        self._by_namespace[resource] = dict(by_namespace)
-        self._by_controller[resource] = dict(by_controller)
-        self._orphans[resource] = dict(orphans)
-
     def claim_candidates(
         self, resource: ResourceInfo, owner_uid: str, namespace: str | None
     ) -> list[Obj]:
         """What a parent may claim: the objects it controls, and the orphans of its namespace
         (all namespaces for a cluster-scoped parent). Others' objects never are."""
-        self.objects(resource)
-        owned = self._by_controller[resource].get(owner_uid, [])
-        orphans = self._orphans[resource]
+        listing = self._listing(resource)
+        owned = listing.by_controller.get(owner_uid, [])
         if namespace is None or not resource.namespaced:
-            return owned + [o for objs in orphans.values() for o in objs]
-        return owned + orphans.get(namespace, [])
+            return owned + [o for objs in listing.orphans.values() for o in objs]
+        return owned + listing.orphans.get(namespace, [])
 
     def controlled_by(self, resource: ResourceInfo, owner_uid: str) -> list[Obj]:
         """The objects of the type whose controller is `owner_uid`."""
-        self.objects(resource)
-        return self._by_controller[resource].get(owner_uid, [])
+        return self._listing(resource).by_controller.get(owner_uid, [])
 
     def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
         return self._names(resource).get((namespace if resource.namespaced else "", name))
 
     def _names(self, resource: ResourceInfo) -> dict[tuple[str, str], Obj]:
         """The objects of the type by (namespace, name), indexed on the first `find` (a pass
-        that finds every child where it expects it never needs it)."""
-        objects = self.objects(resource)
-        with self._resource_lock(resource):
-            if resource not in self._by_name:
-                self._by_name[resource] = {(namespace_of(o), name_of(o)): o for o in objects}
-            return self._by_name[resource]
+        that finds every child where it expects it never needs it). Threads may race to
+        build it: both build the same index."""
+        listing = self._listing(resource)
+        if listing.by_name is None:
+            listing.by_name = {(namespace_of(o), name_of(o)): o for o in listing.objects}
+        return listing.by_name
 
     def in_namespace(self, resource: ResourceInfo, namespace: str | None) -> list[Obj]:
         """Objects in one namespace; `None` means all (for a cluster-scoped parent)."""
-        objects = self.objects(resource)
+        listing = self._listing(resource)
         if namespace is None or not resource.namespaced:
-            return objects
-        return self._by_namespace[resource].get(namespace, [])
+            return listing.objects
+        return listing.by_namespace.get(namespace, [])
 
     @property
     def listed(self) -> list[ResourceInfo]:
-        with self._lock:
-            return list(self._objects)
+        return list(self._listings)

@@ -105,6 +105,12 @@ def _pruned(value: Any, node: Schema | None, path: tuple[str, ...], dropped: lis
 def child_schema(node: Schema, key: str) -> Schema | None:
     """The schema of field `key` of an object of schema `node`: None when anything goes
     (preserved, or no schema), `DROP` when the field is pruned."""
+    if type(node) is ResolvedSchema:
+        return node.child(key)
+    return _child_schema(node, key)
+
+
+def _child_schema(node: Schema, key: str) -> Schema | None:
     properties = node.get("properties")
     if isinstance(properties, Mapping) and key in properties:
         child = properties[key]
@@ -137,6 +143,15 @@ class ResolvedSchema(Mapping[str, Any]):
         # and resolving and wrapping again was most of the walk. (Threads may race to fill
         # an entry; both compute the same value.)
         self._fields: dict[str, Any] = {}
+        self._children: dict[str, Schema | None] = {}  # child_schema's answers, by field
+
+    def child(self, key: str) -> Schema | None:
+        """`child_schema(self, key)`, worked out once per field."""
+        try:
+            return self._children[key]
+        except KeyError:
+            found = self._children[key] = _child_schema(self, key)
+            return found
 
     def __getitem__(self, key: str) -> Any:
         try:

@@ -10,6 +10,7 @@ from reconcile.objects.bounds import (
     MAX_DEPTH,
     BoundError,
     depth_problem,
+    depth_problem_in,
     loads_bounded,
     value_count_problem,
 )
@@ -77,3 +78,16 @@ def test_millions_of_short_strings_are_counted_without_a_step_each() -> None:
     assert value_count_problem(flood) is not None
     commas = b"[" + b",".join([b'"a,b,c"'] * 300_000) + b"]"
     assert value_count_problem(commas) is None
+
+
+@pytest.mark.parametrize("depth", [0, 1, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 600])
+def test_depth_from_the_text_agrees_with_the_walk(depth: int) -> None:
+    """Text with few brackets is not walked; the answer is the walk's either way, for bytes
+    and for text, brackets inside strings included."""
+    value = {"status": nested(depth), "note": "[{" * (MAX_DEPTH + 1)}
+    text = json.dumps(value)
+    expected = depth_problem(value)
+    assert depth_problem_in(text, value) == expected
+    assert depth_problem_in(text.encode(), value) == expected
+    shallow = {"status": nested(depth)}
+    assert depth_problem_in(json.dumps(shallow), shallow) == depth_problem(shallow)

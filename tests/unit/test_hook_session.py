@@ -96,3 +96,31 @@ def test_a_compressed_answer_is_inflated_within_the_limit(server: HookServer) ->
     server.script = [Reply(200, gzip.compress(b'{"ok": 1}'), headers={"Content-Encoding": "gzip"})]
     with HookCaller() as caller:
         assert caller.call(hook(server.url), {"parent": {}}).response == {"ok": 1}
+
+
+def test_each_hook_url_keeps_its_own_pool(server: HookServer) -> None:
+    """The pool a URL was given is remembered per URL: calls to two servers, interleaved,
+    each reach their own."""
+    with serve() as other, HookCaller() as caller:
+        for url in (server.url, other.url, server.url + "?again=1", other.url):
+            caller.call(hook(url), {"parent": {}})
+    assert [seen.path for seen in server.seen] == ["/hook", "/hook?again=1"]
+    assert [seen.path for seen in other.seen] == ["/hook", "/hook"]
+
+
+def test_a_closed_pool_is_chosen_again(server: HookServer) -> None:
+    """A remembered pool closed since (urllib3 before 2.8 closes the pools its manager
+    evicts when more hosts are called than it keeps) is not used: the next call gets an open
+    one."""
+    with HookCaller() as caller:
+        caller.call(hook(server.url), {"parent": {}})
+        webhooks = caller._webhooks
+        assert webhooks is not None
+        manager = webhooks.connections.adapter.poolmanager
+        # (keys(): the container refuses plain iteration)
+        closing = [manager.pools[key] for key in manager.pools.keys()]  # noqa: SIM118
+        manager.clear()  # dropped, then closed, as an older urllib3 evicts
+        for pool in closing:
+            pool.close()
+        assert caller.call(hook(server.url), {"parent": {}}).response == {"ok": True}
+    assert len(server.seen) == 2

@@ -73,3 +73,35 @@ def test_multi_line_values_are_scrubbed_line_by_line() -> None:
     seen = SecretValues()
     seen.remember(secret(data={"tls.key": base64.b64encode(pem.encode()).decode()}))
     assert "MIIEvQIBADAN" not in seen.scrub("stderr tail: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"children": [{"apiVersion": "v1", "kind": "Secret", '
+        b'"data": {"k": "c2VjcmV0LXZhbHVl"}}]}',
+        # the kind spelled with escapes: decoded, it is a Secret all the same
+        b'{"children": [{"apiVersion": "v1", "kind": "\\u0053ecret", '
+        b'"stringData": {"k": "plain-value-1"}}]}',
+    ],
+)
+def test_a_hook_answer_s_secrets_are_remembered_however_the_kind_is_spelled(text: bytes) -> None:
+    from reconcile.hooks.parse import parse_object
+    from reconcile.objects.secrets import text_may_hold_secret
+    from reconcile.secret_values import SEEN, scrub
+    from reconcile.specs.hooks import HookSpec, WebhookSpec
+
+    assert text_may_hold_secret(text)
+    hook = HookSpec("sync", "CompositeController c", webhook=WebhookSpec("http://h.example/"))
+    child = parse_object(hook, text, "response body")["children"][0]
+    value = next(iter((child.get("data") or child["stringData"]).values()))
+    try:
+        assert scrub(f"the hook said {value}") == f"the hook said {REDACTED}"
+    finally:
+        SEEN.forget_all()
+
+
+def test_text_without_a_secret_s_kind_is_not_walked_for_one() -> None:
+    from reconcile.objects.secrets import text_may_hold_secret
+
+    assert not text_may_hold_secret(b'{"children": [{"kind": "ConfigMap", "data": {"k": "v"}}]}')

@@ -23,6 +23,7 @@ from reconcile.engine.composite.sync import (
 )
 from reconcile.engine.finalizers import Mode
 from reconcile.engine.flow import (
+    Context,
     ControllerError,
     Customize,
     Facts,
@@ -152,7 +153,8 @@ class CompositeKind(ParentKind[CompositeController, Seen, SyncResponse, Merged])
         return selected
 
     def observe(self, selected: Selected, view: View, facts: Facts) -> Seen:
-        ctx = ParentContext(
+        # the class itself: a call through the generic alias costs as much again
+        ctx: ParentContext = Context(
             self.controller,
             selected.parent,
             self.parent_type,

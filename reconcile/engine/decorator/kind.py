@@ -17,6 +17,7 @@ from reconcile.engine.decorator.response import (
 )
 from reconcile.engine.finalizers import Mode
 from reconcile.engine.flow import (
+    Context,
     ControllerError,
     Customize,
     Facts,
@@ -92,7 +93,8 @@ class DecoratorKind(ParentKind[DecoratorController, Seen, DecoratorResponse, Dec
 
     def observe(self, selected: Selected, view: View, facts: Facts) -> Seen:
         target = selected.parent
-        ctx = TargetContext(
+        # the class itself: a call through the generic alias costs as much again
+        ctx: TargetContext = Context(
             self.controller,
             target,
             selected.resource,

@@ -14,6 +14,7 @@ from typing import Any
 from reconcile.engine.actions import Action
 from reconcile.engine.finalizers import NO_FINALIZER, Mode
 from reconcile.engine.flow import (
+    Context,
     Facts,
     HookRequest,
     Lookup,
@@ -115,7 +116,8 @@ class MapKind(ParentKind[MapController, Seen, list[Obj], ByKey]):
 
     def observe(self, selected: Selected, view: View, facts: Facts) -> Seen:
         work = selected.parent
-        ctx = OutputContext(
+        # the class itself: a call through the generic alias costs as much again
+        ctx: OutputContext = Context(
             self.controller,
             work,
             self.parent_type,
