@@ -199,10 +199,9 @@ def _list_map_key(*lists: list[Any]) -> str | None:
     items = [item for items in lists for item in items]
     if not items or not all(isinstance(item, dict) for item in items):
         return None
+    shared = set(items[0]).intersection(*items[1:])  # the keys every item has
     for key in _LIST_MAP_KEYS:
-        if all(key in item for item in items) and all(
-            len(items) < 2 or _unique(items, key) for items in lists
-        ):
+        if key in shared and all(len(items) < 2 or _unique(items, key) for items in lists):
             return key
     return None
 

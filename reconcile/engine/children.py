@@ -19,7 +19,7 @@ from reconcile.engine.writes import ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting
 from reconcile.objects.resource import ResourceInfo
 from reconcile.records import dataclass
-from reconcile.schemas.pruning import pruned_object
+from reconcile.schemas.pruning import drops_any, pruned_object
 from reconcile.specs.controller import OwnedRule, UpdateMethod
 
 Rule_co = TypeVar("Rule_co", bound=OwnedRule, covariant=True)
@@ -81,7 +81,7 @@ class Dropped:
 
 def kept_by_server(owned: OwnedType[OwnedRule], obj: Obj, into: list[Dropped]) -> Obj:
     """`obj` as the server keeps it under `owned`'s schema; what it drops goes to `into`."""
-    if owned.schema is None:
+    if owned.schema is None or not drops_any(obj, owned.schema):
         return obj
     result, paths = pruned_object(obj, owned.schema)
     if not paths:

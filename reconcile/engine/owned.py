@@ -52,18 +52,21 @@ def desired_objects(
     desired: Desired = {t.key: {} for t in ctx.owned}
     problems: list[str] = []
     for i, raw in enumerate(items):
-        where = f"{completion.answer_field}[{i}] ({raw.get('kind')} {metadata(raw).get('name')})"
         obj, problem = complete(ctx, completion, raw)
         if obj is None:
-            problems.append(f"{where}: {problem}")
+            problems.append(f"{_where(completion, i, raw)}: {problem}")
             continue
         key = relative_key(ctx.namespaced, obj) if completion.relative_keys else object_key(obj)
         of_type = desired[f"{raw['kind']}.{raw['apiVersion']}"]
         if key in of_type:
-            problems.append(f"{where}: {identity(obj)} is listed twice")
+            problems.append(f"{_where(completion, i, raw)}: {identity(obj)} is listed twice")
             continue
         of_type[key] = obj
     return desired, problems
+
+
+def _where(completion: Completion, index: int, raw: Obj) -> str:
+    return f"{completion.answer_field}[{index}] ({raw.get('kind')} {metadata(raw).get('name')})"
 
 
 def complete(ctx: Context[Any, Any], completion: Completion, raw: Obj) -> tuple[Obj | None, str]:

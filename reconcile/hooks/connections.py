@@ -17,7 +17,10 @@ through a proxy, the host the proxy is asked for).
 `HookAdapter` is requests' HTTPAdapter with two pieces of urllib3 (requests' own transport)
 that requests' public interface has no word for: its pools are `deadline.WATCHED_POOLS`, whose
 connections a CallWatcher can cut (requests, like urllib3, bounds each socket read, not a whole
-call), and the pool key comes from our parse, not from a second reading of the URL.
+call), and the pool key comes from our parse, not from a second reading of the URL. Through the
+methods requests documents for subclasses, it also remembers the pool chosen for a URL, names
+the request's path from the one parse, and builds its Response without cookies: what is left of
+a call's CPU beyond urllib3's is our own.
 
 A call is a request prepared on its own and sent by the session's adapter. What the session
 adds to a send is cookies, response hooks, redirects and, from its environment, a `~/.netrc`

@@ -52,6 +52,42 @@ def pruned_object(
     return result, list(dict.fromkeys(dropped))
 
 
+def drops_any(obj: Mapping[str, Any], schema: Schema | None) -> bool:
+    """Whether `pruned_object` would drop a field of `obj`: the same walk, building nothing
+    (nearly every object a hook asks for keeps all its fields)."""
+    if not isinstance(schema, Mapping):
+        return False
+    for key, value in obj.items():
+        if key == "metadata" and isinstance(meta := _object_meta(schema), Mapping):
+            if _drops(value, meta):
+                return True
+            continue
+        if key in ROOT_FIELDS:
+            continue
+        child = child_schema(schema, key)
+        if child is DROP or _drops(value, child):
+            return True
+    return False
+
+
+def _drops(value: Any, node: Schema | None) -> bool:
+    """Whether `_pruned` would drop anything of `value` under `node`."""
+    if node is None:
+        return False
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = child_schema(node, key)
+            if child is DROP:
+                return True
+            if child is not None and isinstance(item, dict | list) and _drops(item, child):
+                return True
+        return False
+    if isinstance(value, list):
+        items = node.get("items")
+        return isinstance(items, Mapping) and any(_drops(item, items) for item in value)
+    return False
+
+
 def _object_meta(schema: Schema) -> Schema | None:
     """The schema's `metadata` when it is ObjectMeta itself (it lists `name` and `labels`):
     a built-in kind's, or the one a CRD's schema is given (`with_object_meta`)."""

@@ -8,13 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reconcile.engine.children import ChildrenDiff, Dropped, OwnedType, diff_children
 from reconcile.engine.status import status_to_write
 from reconcile.engine.writes import CLIENT_SIDE
 from reconcile.objects.resource import ResourceInfo
 from reconcile.schemas.builtin import kind_schemas, schema_release
-from reconcile.schemas.pruning import ResolvedSchema, pruned_object, with_object_meta
+from reconcile.schemas.pruning import ResolvedSchema, drops_any, pruned_object, with_object_meta
 from reconcile.specs.controller import OwnedRule, UpdateMethod
 
 
@@ -190,3 +192,47 @@ def test_a_custom_resource_s_metadata_is_object_meta_whatever_its_schema_says() 
     obj = {"apiVersion": "x.io/v1", "kind": "W", "metadata": {"name": "w", "ownerReference": []}}
     kept, dropped = pruned_object(obj, schema)
     assert kept["metadata"] == {"name": "w"} and dropped == ["metadata.ownerReference"]
+
+
+_FIELDS = [
+    "spec",
+    "template",
+    "containers",
+    "ports",
+    "name",
+    "image",
+    "labels",
+    "metadata",
+    "selector",
+    "replicas",
+    "env",
+    "value",
+    "x-unknown",
+    "_typo",
+    "annotations",
+    "data",
+]
+_JSON_TREES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_FIELDS), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from([("apps/v1", "Deployment"), ("v1", "ConfigMap"), ("batch/v1", "CronJob")]),
+    body=st.dictionaries(st.sampled_from(_FIELDS), _JSON_TREES, max_size=4),
+)
+def test_the_check_for_drops_agrees_with_the_pruning(
+    kind: tuple[str, str], body: dict[str, Any]
+) -> None:
+    """`drops_any` (the walk that builds nothing, asked first of every desired object) says
+    a field is dropped exactly when `pruned_object` drops one."""
+    api_version, name = kind
+    schema = builtin_schema("1.37", api_version, name)
+    obj = {"apiVersion": api_version, "kind": name, **body}
+    assert drops_any(obj, schema) == bool(pruned_object(obj, schema)[1])
+    assert drops_any(cronjob("batch/v1"), builtin_schema("1.37", "batch/v1", "CronJob"))
