@@ -14,7 +14,7 @@ from reconcile.engine.semantic import is_builtin
 from reconcile.objects.jsondata import json_copy, json_equal
 from reconcile.objects.meta import Obj, metadata
 from reconcile.objects.resource import ResourceInfo
-from reconcile.schemas.pruning import DROP, child_schema, kept, pruned
+from reconcile.schemas.pruning import DROP, child_schema, drops_under, kept, pruned
 
 OBSERVED_GENERATION = "observedGeneration"
 
@@ -110,7 +110,10 @@ def pruned_status(
     node = child_schema(schema, "status")
     if node is DROP:
         return {}, ["status"] if wanted else []
+    plain = dict(wanted)
+    if not drops_under(plain, node):  # the usual case: nothing to prune or to name
+        return plain, []
     dropped: list[str] = []
-    result = pruned(dict(wanted), node, "status", dropped)
+    result = pruned(plain, node, "status", dropped)
     # a field dropped from several items of a list is one path
     return (result if isinstance(result, dict) else dict(wanted)), list(dict.fromkeys(dropped))

@@ -43,6 +43,8 @@ class PassEnv:
     # what becomes of a parent's result once it is done: kept whole, or its actions' content
     # stowed out of memory for the report (report/spool.py)
     stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
+    # per group/resource/version: whether its schema keeps status.observedGeneration
+    keeps_generation: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def kind_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
         """What the server keeps of an object of `resource` (`resolving.kind_schema`)."""
@@ -58,7 +60,12 @@ class PassEnv:
         schema = self.kind_schema(resource)
         if not stamps:
             return Facts(self.executor.strategy, False, schema)
-        keeps = schema_keeps(schema, ("status", OBSERVED_GENERATION))
+        key = f"{resource.group_resource}/{resource.version}"
+        keeps = self.keeps_generation.get(key)
+        if keeps is None:  # asked for every parent: the schema walked once
+            keeps = self.keeps_generation[key] = schema_keeps(
+                schema, ("status", OBSERVED_GENERATION)
+            )
         if not keeps:
             self.executor.note_dropped_generation(resource.group_resource)
         stamp = keeps and resource.group_resource not in self.executor.drops_generation

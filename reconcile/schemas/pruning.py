@@ -59,19 +59,19 @@ def drops_any(obj: Mapping[str, Any], schema: Schema | None) -> bool:
         return False
     for key, value in obj.items():
         if key == "metadata" and isinstance(meta := _object_meta(schema), Mapping):
-            if _drops(value, meta):
+            if drops_under(value, meta):
                 return True
             continue
         if key in ROOT_FIELDS:
             continue
         child = child_schema(schema, key)
-        if child is DROP or _drops(value, child):
+        if child is DROP or drops_under(value, child):
             return True
     return False
 
 
-def _drops(value: Any, node: Schema | None) -> bool:
-    """Whether `_pruned` would drop anything of `value` under `node`."""
+def drops_under(value: Any, node: Schema | None) -> bool:
+    """Whether `pruned` would drop anything of `value` under `node`, building nothing."""
     if node is None:
         return False
     if isinstance(value, dict):
@@ -79,12 +79,12 @@ def _drops(value: Any, node: Schema | None) -> bool:
             child = child_schema(node, key)
             if child is DROP:
                 return True
-            if child is not None and isinstance(item, dict | list) and _drops(item, child):
+            if child is not None and isinstance(item, dict | list) and drops_under(item, child):
                 return True
         return False
     if isinstance(value, list):
         items = node.get("items")
-        return isinstance(items, Mapping) and any(_drops(item, items) for item in value)
+        return isinstance(items, Mapping) and any(drops_under(item, items) for item in value)
     return False
 
 
