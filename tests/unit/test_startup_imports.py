@@ -133,3 +133,22 @@ def test_the_kubernetes_package_is_whole_for_whoever_imports_it_after_a_connecti
     assert done.returncode == 0, done.stderr[-2000:]
     version, dynamic_client, _ = done.stdout.split(maxsplit=2)
     assert version[0].isdigit() and dynamic_client == "DynamicClient"
+
+
+def test_a_run_leaves_its_memory_to_the_process_s_end_uncollected() -> None:
+    """What is in memory when a command returns (or exits) is frozen out of the cyclic
+    collector: the interpreter's own collection at exit would traverse all of it."""
+    probe = (
+        "import gc, sys\n"
+        "from reconcile.cli.main import main\n"
+        "sys.argv = ['reconcile', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert int(done.stdout.split()[-1]) > 10_000
