@@ -24,11 +24,9 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
     if too_many is not None:
         raise HookError(hook, "too-large", f"{what} holds {too_many}; not decoded")
     try:
-        value = json.loads(
-            data,
-            parse_constant=_not_json,
-            object_pairs_hook=_no_repeated_fields if hook.strict else None,
-        )
+        # as json.loads reads bytes (UTF-8, -16 or -32), with a decoder made once
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+        value = (_STRICT_DECODER if hook.strict else _DECODER).decode(text)
     except RepeatedField as exc:
         remember_secrets_in(data)
         raise HookError(
@@ -78,6 +76,10 @@ def _no_repeated_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _not_json(name: str) -> Any:
     """NaN and Infinity: Python reads them, JSON (and the API server) does not."""
     raise ValueError(f"{name} is not a JSON number")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_not_json, object_pairs_hook=_no_repeated_fields)
 
 
 def remember_secrets_in(data: bytes | bytearray) -> None:

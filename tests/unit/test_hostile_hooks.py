@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -465,3 +466,10 @@ def test_non_finite_numbers_and_non_utf8_are_refused() -> None:
             assert problem in str(exc), str(exc)
         else:
             raise AssertionError(f"{data!r} was accepted")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_an_answer_is_read_in_any_encoding_json_allows(encoding: str) -> None:
+    """As `json.loads` reads bytes: UTF-8 (a byte order mark or not), UTF-16 or UTF-32."""
+    data = '{"status": {"note": "é ✓"}}'.encode(encoding)
+    assert parse_object(HOOK, data, "stdout") == {"status": {"note": "é ✓"}}
