@@ -17,6 +17,7 @@ import re
 import threading
 from typing import Any
 
+from reconcile.objects.bounds import MAX_DEPTH
 from reconcile.objects.redact import REDACTED, SECRET_FIELDS, redact_text
 from reconcile.objects.secrets import is_secret
 
@@ -134,7 +135,9 @@ def _overlap(value: str, text: str, *, at_start: bool) -> int:
 
 
 def _collect(value: Any, found: set[str], depth: int) -> None:
-    if depth > 64:  # hostile nesting: JSON parsers stop far earlier
+    # as deep as an input may nest (a hook's answer is walked before its depth is checked):
+    # deeper is hostile, and refused
+    if depth > MAX_DEPTH:
         return
     if isinstance(value, dict):
         if is_secret(value):

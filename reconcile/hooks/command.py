@@ -165,14 +165,17 @@ class CommandTransport:
                 detail = f"exited with status {code}"
             detail += f": {one_line(tail.splitlines()[-1])}" if tail else " (no stderr)"
             raise HookError(hook, "exit-status", detail, status=code, excerpt=tail)
-        if stderr and log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "%s: %s hook stderr: %s",
-                hook.owner,
-                hook.name,
-                tail_excerpt(stderr, cut_before=output.stderr_cut),
-            )
-        response = parse_object(hook, b"".join(output.stdout), "stdout")
+        try:
+            response = parse_object(hook, b"".join(output.stdout), "stdout")
+        finally:
+            # logged once the answer is read: a Secret it holds is scrubbed from stderr too
+            if stderr and log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "%s: %s hook stderr: %s",
+                    hook.owner,
+                    hook.name,
+                    tail_excerpt(stderr, cut_before=output.stderr_cut),
+                )
         return HookResult(response, self._clock() - start)
 
     def _communicate(

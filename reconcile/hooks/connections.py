@@ -43,6 +43,7 @@ from urllib.parse import unquote
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.exceptions import InvalidProxyURL, InvalidURL
 from requests.utils import (
     DEFAULT_CA_BUNDLE_PATH,
     get_environ_proxies,
@@ -51,11 +52,16 @@ from requests.utils import (
 )
 from urllib3 import HTTPConnectionPool, PoolManager
 from urllib3.exceptions import ProxySchemeUnknown
+from urllib3.util import parse_url
 
 from reconcile.hooks.deadline import WATCHED_POOLS
 from reconcile.records import dataclass
 from reconcile.secret_values import remember_credential
 from reconcile.specs.hook_url import HookUrl, parse_hook_url
+
+#: Where a URL's pool is looked for: its pool manager, the pool's host (scheme, host, port) and
+#: its TLS settings.
+_PoolChoice = tuple[PoolManager, dict[str, Any], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,9 @@ class HookAdapter(HTTPAdapter):
     """requests' adapter with watched pools, keyed by the URL as `parse_hook_url` reads it."""
 
     def __init__(self, **settings: Any) -> None:
-        # (URL, verify, cert, proxies) -> the pool requests chose for them
-        self._pools: dict[tuple[Any, ...], HTTPConnectionPool] = {}
+        # (URL, verify, cert, proxies) -> where requests would look for its pool: the pool
+        # manager (a proxy's, or the direct one) and the pool's key
+        self._choices: dict[tuple[Any, ...], _PoolChoice] = {}
         super().__init__(**settings)
 
     def get_connection_with_tls_context(
@@ -95,16 +102,38 @@ class HookAdapter(HTTPAdapter):
         proxies: dict[str, str] | None = None,
         cert: Any = None,
     ) -> HTTPConnectionPool:
-        """requests' choice of pool, remembered: it is the same for every call to one hook
-        with the same TLS settings, and choosing it anew (the URL parsed again, the proxy
-        selected, the pool key built) was a tenth of a call's CPU. A pool closed since is
-        chosen again (urllib3 before 2.8 closes the pools its manager evicts)."""
+        """The pool requests would choose, from a choice remembered per URL and TLS settings:
+        making it anew (the URL parsed again, the proxy selected, the pool key built) was a
+        tenth of a call's CPU. The pool itself is still taken from its manager, which keeps
+        as many as it keeps (and their connections) whatever the number of hook URLs."""
         key = (request.url, verify, cert, tuple(sorted((proxies or {}).items())))
-        pool = self._pools.get(key)
-        if pool is None or pool.pool is None:
-            pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
-            self._pools[key] = pool
-        return pool
+        choice = self._choices.get(key)
+        if choice is None:
+            choice = self._choices[key] = self._choose(request, verify, proxies, cert)
+        manager, host, pool_kwargs = choice
+        return manager.connection_from_host(**host, pool_kwargs=pool_kwargs)
+
+    def _choose(
+        self,
+        request: requests.PreparedRequest,
+        verify: Any,
+        proxies: dict[str, str] | None,
+        cert: Any,
+    ) -> _PoolChoice:
+        """requests' own choice (HTTPAdapter.get_connection_with_tls_context), kept."""
+        try:
+            host, pool_kwargs = self.build_connection_pool_key_attributes(request, verify, cert)
+        except ValueError as exc:
+            raise InvalidURL(exc, request=request) from None
+        proxy = select_proxy(request.url or "", proxies)
+        if not proxy:
+            return self.poolmanager, host, pool_kwargs
+        proxy = prepend_scheme_if_needed(proxy, "http")
+        if not parse_url(proxy).host:
+            raise InvalidProxyURL(
+                "Please check proxy URL. It is malformed and could be missing the host."
+            )
+        return self.proxy_manager_for(proxy), host, pool_kwargs
 
     def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
         """requests' Response, without reading cookies from the answer (a hook call keeps and

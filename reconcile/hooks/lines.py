@@ -299,10 +299,13 @@ class LinesTransport:
                 detail = f"exited with status {code} without answering"
             detail += f": {one_line(tail.splitlines()[-1])}" if tail else " (no stderr)"
             raise HookError(hook, "exit-status", detail, status=code, excerpt=tail)
-        if output.stderr_tail and log.isEnabledFor(logging.DEBUG):
-            tail = tail_excerpt(output.stderr_tail, cut_before=output.stderr_cut)
-            log.debug("%s: %s hook stderr: %s", hook.owner, hook.name, tail)
-        return parse_object(hook, exchange.line, "response line")
+        try:
+            return parse_object(hook, exchange.line, "response line")
+        finally:
+            # logged once the answer is read: a Secret it holds is scrubbed from stderr too
+            if output.stderr_tail and log.isEnabledFor(logging.DEBUG):
+                tail = tail_excerpt(output.stderr_tail, cut_before=output.stderr_cut)
+                log.debug("%s: %s hook stderr: %s", hook.owner, hook.name, tail)
 
 
 def _still_in_step(proc: subprocess.Popen[bytes]) -> bool:

@@ -17,46 +17,72 @@ _SALVAGE_TRIES = 20
 
 def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str, Any]:
     """`data` as a JSON object, or HookError 'bad-json' / 'not-an-object'. `what` names the
-    output in messages ("response body", "stdout"). Bounded (objects/bounds.py): an answer
-    that would build too much is refused before it is decoded ('too-large'), one nested too
-    deep after ('too-deep')."""
-    too_many = value_count_problem(data)
+    output in messages ("response body", "stdout"). Read as `json.loads` reads bytes (UTF-8,
+    UTF-16 or UTF-32); every check reads the same text as UTF-8. Bounded (objects/bounds.py):
+    an answer that would build too much is refused before it is decoded ('too-large'), one
+    nested too deep after ('too-deep')."""
+    text, utf8, not_text = _decoded(data)
+    too_many = value_count_problem(utf8)
     if too_many is not None:
         raise HookError(hook, "too-large", f"{what} holds {too_many}; not decoded")
     try:
-        # as json.loads reads bytes (UTF-8, -16 or -32), with a decoder made once
-        text = data.decode(json.detect_encoding(data), "surrogatepass")
+        if not_text is not None:
+            raise not_text
         value = (_STRICT_DECODER if hook.strict else _DECODER).decode(text)
     except RepeatedField as exc:
-        remember_secrets_in(data)
+        remember_secrets_in(utf8)
         raise HookError(
             hook, "repeated-field", f"{what}: {exc} (a strict hook answers each field once)"
         ) from None
     except (ValueError, RecursionError) as exc:
-        remember_secrets_in(data)
-        excerpt = head_excerpt(data)
+        remember_secrets_in(utf8)
         detail = f"{what} is not valid JSON ({_json_problem(exc)})"
+        excerpt = quotable_excerpt(utf8)
         if excerpt:
             detail += f": {one_line(excerpt)}"
+        elif text_may_hold_secret(utf8):
+            detail += " (not quoted: it may hold a Secret, whose values could not be found)"
         else:
             detail += " (empty)"
         raise HookError(hook, "bad-json", detail, excerpt=excerpt) from None
+    if text_may_hold_secret(utf8):  # any value: an array's Secrets are not quoted either
+        remember_secrets(value)
     if not isinstance(value, dict):
         raise HookError(
             hook,
             "not-an-object",
             f"{what} is a JSON {_json_type(value)}, not an object",
-            excerpt=head_excerpt(data),
+            excerpt=head_excerpt(utf8),
         )
-    if text_may_hold_secret(data):
-        remember_secrets(value)
-    too_deep = depth_problem_in(data, value)
+    too_deep = depth_problem_in(utf8, value)
     if too_deep is not None:
         raise HookError(hook, "too-deep", f"{what} is {too_deep}")
-    not_text = surrogate_problem(data, value)
-    if not_text is not None:
-        raise HookError(hook, "bad-json", f"{what} holds {not_text}, which is not text")
+    surrogate = surrogate_problem(utf8, value)
+    if surrogate is not None:
+        raise HookError(hook, "bad-json", f"{what} holds {surrogate}, which is not text")
     return value
+
+
+def _decoded(data: bytes | bytearray) -> tuple[str, bytes | bytearray, UnicodeDecodeError | None]:
+    """The text `json.loads` would read from `data`, the same text as UTF-8 (`data` itself when
+    it is UTF-8 already), and the error when it is no text in its encoding (then the text is
+    what could be read, for the checks and the excerpt)."""
+    encoding = json.detect_encoding(data)
+    try:
+        text = data.decode(encoding, "surrogatepass")
+    except UnicodeDecodeError as exc:
+        text = data.decode(encoding, "replace")
+        return text, text.encode("utf-8", "surrogatepass"), exc
+    if encoding == "utf-8":
+        return text, data, None
+    return text, text.encode("utf-8", "surrogatepass"), None
+
+
+def quotable_excerpt(utf8: bytes | bytearray) -> str:
+    """The start of output that could not be read as an object, for an error message; nothing
+    when it may hold a Secret: its values cannot be found in broken JSON, and a copy of one
+    outside the Secret would be quoted as it is."""
+    return "" if text_may_hold_secret(utf8) else head_excerpt(utf8)
 
 
 class RepeatedField(ValueError):
@@ -85,8 +111,9 @@ _STRICT_DECODER = json.JSONDecoder(parse_constant=_not_json, object_pairs_hook=_
 def remember_secrets_in(data: bytes | bytearray) -> None:
     """Output that is almost JSON (a response, then a debug line) still carries its Secrets'
     values into the error's excerpt: decode the JSON objects it starts with, or that start a
-    line, and remember their Secrets so that the excerpt is scrubbed wherever it goes."""
-    text = data.decode("utf-8", errors="replace")
+    line, and remember their Secrets so that the excerpt is scrubbed wherever it goes. Read
+    in the encoding JSON's reader would find (UTF-8, -16 or -32)."""
+    text = data.decode(json.detect_encoding(data), errors="replace")
     decoder = json.JSONDecoder()
     starts = [i for i, c in enumerate(text) if c == "{" and (i == 0 or text[i - 1] == "\n")]
     if text.lstrip().startswith("{"):
@@ -103,7 +130,7 @@ def _json_problem(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8"
+        return f"not {exc.encoding.upper()}"
     if isinstance(exc, RecursionError):
         return "nested too deeply"  # far deeper than MAX_DEPTH: the decoder itself gave up
     return str(exc)

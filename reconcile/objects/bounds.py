@@ -23,8 +23,10 @@ from reconcile.objects.lazy_pattern import on_first_use
 MAX_DEPTH = 100
 MAX_VALUES = 500_000
 
-# A JSON string, escapes included: what must be skipped when counting structure.
-_JSON_STRING = on_first_use(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A JSON string, escapes included: what must be skipped when counting structure. Possessive:
+# a string of millions of characters is matched without a backtracking state kept for each
+# (1.9 GB for 16 million, otherwise).
+_JSON_STRING = on_first_use(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 # Text outside strings and strings holding no mark, as far as they go (possessive: a string
 # holding a mark ends the match without any backtracking).
 _WITHOUT_MARKS = on_first_use(rb'(?:[^"]++|"(?:[^"\\\[,:]|\\.)*+")*+', re.DOTALL)
@@ -123,15 +125,18 @@ def _deep_path(value: Any, limit: int) -> str | None:
     return None
 
 
-# A JSON `\ud800` or YAML `\U0000DC00` escape: the only way a decoded text holds a lone half
-# of a UTF-16 surrogate pair, which is not a character (nothing can print, encode or send it).
-_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+# How a decoded text comes to hold a lone half of a UTF-16 surrogate pair, which is not a
+# character (nothing can print, encode or send it): a JSON `\ud800` or YAML `\U0000DC00`
+# escape, the three bytes UTF-8 would give one (ED A0 80 to ED BF BF, which Python's JSON
+# reader takes, seen here through Latin-1), or the code unit itself in a text.
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]|\xed[\xa0-\xbf]|[\ud800-\udfff]")
 
 
 def surrogate_problem(raw: str | bytes | bytearray, value: Any) -> str | None:
     """Where decoded `value` holds a lone surrogate (in a key or a string), as "a lone UTF-16
     surrogate (\\ud800) at metadata.name"; None when it holds none. `raw` is what it was
-    decoded from: only an escape can make one, so text without any is not walked."""
+    decoded from (text, or UTF-8 bytes): text without an escape or the bytes of one is not
+    walked."""
     text = raw if isinstance(raw, str) else bytes(raw).decode("latin-1")
     if not _SURROGATE_ESCAPE.search(text):
         return None

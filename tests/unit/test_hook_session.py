@@ -7,12 +7,15 @@ without ever being held whole)."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import gzip
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from urllib3 import HTTPConnectionPool
 
 from reconcile.hooks import HookCaller, HookError
 from reconcile.hooks.errors import MAX_RESPONSE_BYTES
@@ -124,3 +127,17 @@ def test_a_closed_pool_is_chosen_again(server: HookServer) -> None:
             pool.close()
         assert caller.call(hook(server.url), {"parent": {}}).response == {"ok": True}
     assert len(server.seen) == 2
+
+
+def test_no_more_pools_are_kept_than_the_pool_manager_keeps() -> None:
+    """Hooks on more hosts than the pool manager keeps (32) leave no more pools, and their
+    open connections, than it keeps: what is remembered per URL is where its pool is found,
+    not the pool."""
+    with contextlib.ExitStack() as stack, HookCaller() as caller:
+        servers = [stack.enter_context(serve()) for _ in range(40)]
+        for srv in servers:
+            caller.call(hook(srv.url), {"parent": {}})
+        gc.collect()
+        alive = [obj for obj in gc.get_objects() if isinstance(obj, HTTPConnectionPool)]
+        assert len(alive) <= 32
+    assert all(len(srv.seen) == 1 for srv in servers)
