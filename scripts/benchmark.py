@@ -740,20 +740,23 @@ def print_summary(parents: int, children: int, repeats: list[dict[str, float]]) 
     if "floor_steady" in median:
         pass1 = median["floor_cold_pass1"] / median["cold_pass1"]
         whole = median["floor_cold_run"] / median["cold_run"]
+        own = own_ratios(repeats)
         print(
             f"  cold pass 1 vs the raw client sending its requests "
-            f"({median['floor_cold_pass1']:.2f} s): {pass1:.0%} of its rate (target >= 90%)"
+            f"({median['floor_cold_pass1']:.2f} s): {pass1:.0%} of its rate (target >= 90%); "
+            f"the runs' own: {own['pass1']}"
         )
         print(
             f"  cold run vs the raw client sending all of its requests, no waits "
-            f"({median['floor_cold_run']:.2f} s): {whole:.0%} (target >= 80%)"
+            f"({median['floor_cold_run']:.2f} s): {whole:.0%} (target >= 80%); "
+            f"the runs' own: {own['whole']}"
         )
         print(
             f"  steady run vs its floor, the same LISTs and hook calls "
             f"({median['floor_steady']:.2f} s): "
             f"{median['steady_run'] / median['floor_steady']:.2f}x (its pass alone "
             f"{median['steady_pass'] / median['floor_steady']:.2f}x; "
-            "target <= 1.3x)"
+            f"target <= 1.3x); the runs' own: {own['steady']}"
         )
     if "kubectl_unchanged" in median:
         print(
@@ -764,6 +767,22 @@ def print_summary(parents: int, children: int, repeats: list[dict[str, float]]) 
             f"{median['raw_creates']:.1f} s"
         )
     return median
+
+
+def own_ratios(repeats: list[dict[str, float]]) -> dict[str, str]:
+    """Each run's ratios to the floor measured beside it, and their median: the machine's speed
+    drifts between runs, and a run and its floor share one machine's moment."""
+    shares = {
+        "pass1": ("floor_cold_pass1", "cold_pass1", "{:.0%}"),
+        "whole": ("floor_cold_run", "cold_run", "{:.0%}"),
+        "steady": ("steady_run", "floor_steady", "{:.2f}x"),
+    }
+    shown = {}
+    for name, (top, bottom, form) in shares.items():
+        values = [r[top] / r[bottom] for r in repeats if top in r and bottom in r]
+        listed = ", ".join(form.format(v) for v in values)
+        shown[name] = f"{listed} (median {form.format(statistics.median(values))})"
+    return shown
 
 
 def print_ratios(backend: str, sizes: dict[int, Runs]) -> None:
