@@ -169,6 +169,10 @@ def _forms(value: str) -> set[str]:
             once = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
             forms.add(once)
             forms.add(json.dumps(once, ensure_ascii=ascii_only)[1:-1])
+            # JSON may also write `/` as `\/` (PHP's encoder does, by default)
+            slashed = once.replace("/", "\\/")
+            forms.add(slashed)
+            forms.add(json.dumps(slashed, ensure_ascii=ascii_only)[1:-1])
     return forms
 
 
@@ -188,6 +192,11 @@ SEEN = SecretValues()
 
 def remember_secrets(value: Any) -> None:
     SEEN.remember(value)
+
+
+def knows_secret_in(text: str) -> bool:
+    """Whether `text` holds a remembered value, in any of its forms."""
+    return SEEN.knows(text)
 
 
 def remember_credential(value: str) -> None:

@@ -260,6 +260,8 @@ class LinesTransport:
             return
         exchange.line = bytes(exchange.pending[:end])
         exchange.extra = end + 1 < len(exchange.pending)
+        if exchange.extra:  # dropped, but what it says of Secrets is scrubbed from stderr
+            remember_secrets_in(exchange.pending[end + 1 :])
         exchange.pending.clear()
         exchange.output.too_large = end > MAX_RESPONSE_BYTES
 

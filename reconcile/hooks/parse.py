@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from reconcile.hooks.errors import HookError, head_excerpt, one_line
 from reconcile.objects.bounds import depth_problem_in, surrogate_problem, value_count_problem
 from reconcile.objects.secrets import text_may_hold_secret
-from reconcile.secret_values import remember_secrets
+from reconcile.secret_values import knows_secret_in, remember_secrets
 from reconcile.specs.hooks import HookSpec
 
 #: How many starts of a JSON object a broken output is searched for, to learn its Secrets.
@@ -37,22 +38,24 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
     except (ValueError, RecursionError) as exc:
         remember_secrets_in(utf8)
         detail = f"{what} is not valid JSON ({_json_problem(exc)})"
-        excerpt = quotable_excerpt(utf8)
+        excerpt = quotable_excerpt(data, text)
         if excerpt:
             detail += f": {one_line(excerpt)}"
-        elif text_may_hold_secret(utf8):
-            detail += " (not quoted: it may hold a Secret, whose values could not be found)"
+        elif data.strip():
+            detail += f" ({_WITHHELD})"
         else:
             detail += " (empty)"
         raise HookError(hook, "bad-json", detail, excerpt=excerpt) from None
     if text_may_hold_secret(utf8):  # any value: an array's Secrets are not quoted either
         remember_secrets(value)
     if not isinstance(value, dict):
+        excerpt = quotable_excerpt(data, text)
         raise HookError(
             hook,
             "not-an-object",
-            f"{what} is a JSON {_json_type(value)}, not an object",
-            excerpt=head_excerpt(utf8),
+            f"{what} is a JSON {_json_type(value)}, not an object"
+            + ("" if excerpt else f" ({_WITHHELD})"),
+            excerpt=excerpt,
         )
     too_deep = depth_problem_in(utf8, value)
     if too_deep is not None:
@@ -78,11 +81,44 @@ def _decoded(data: bytes | bytearray) -> tuple[str, bytes | bytearray, UnicodeDe
     return text, text.encode("utf-8", "surrogatepass"), None
 
 
-def quotable_excerpt(utf8: bytes | bytearray) -> str:
-    """The start of output that could not be read as an object, for an error message; nothing
-    when it may hold a Secret: its values cannot be found in broken JSON, and a copy of one
-    outside the Secret would be quoted as it is."""
-    return "" if text_may_hold_secret(utf8) else head_excerpt(utf8)
+#: Why output is not quoted.
+_WITHHELD = "not quoted: it may hold a Secret's value"
+
+#: A JSON escape: `\\/`, `\\n`, `\\u00e9`.
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_ESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def quotable_excerpt(data: bytes | bytearray, text: str) -> str:
+    """The start of output (`data`, read as `text`) for an error that quotes it, its JSON
+    escapes read; "" when it may hold a Secret's value, which a quote would show however it
+    is disguised: when `Secret`, or a value the run knows, is in the text, in the bytes as
+    they are, or in the bytes without their NULs (UTF-16 or UTF-32 read as another
+    encoding), each with its escapes read (`\\/`, `\\u0053`). In output that is not a
+    JSON object a Secret's values cannot be found, and a copy of one is quoted as it is."""
+    raw = bytes(data)
+    views = (
+        text,
+        raw.decode("utf-8", "replace"),
+        raw.replace(b"\0", b"").decode("utf-8", "replace"),
+    )
+    read = [_unescaped(view) for view in views]
+    if any("Secret" in view or knows_secret_in(view) for view in read):
+        return ""
+    return head_excerpt(read[0].encode("utf-8", "backslashreplace"))
+
+
+def _unescaped(text: str) -> str:
+    """`text` with JSON's escapes read (a lone surrogate's escape kept as it is)."""
+
+    def one(found: re.Match[str]) -> str:
+        code, letter = found.groups()
+        if code is None:
+            return _ESCAPED.get(letter, letter)
+        char = chr(int(code, 16))
+        return found.group(0) if "\ud800" <= char <= "\udfff" else char
+
+    return _JSON_ESCAPE.sub(one, text)
 
 
 class RepeatedField(ValueError):

@@ -159,8 +159,11 @@ def surrogate_problem(raw: str | bytes | bytearray, value: Any) -> str | None:
 
 def _shown(path: tuple[str, ...]) -> str:
     if len(path) <= 8:
-        return "".join(path) or "the top"
-    return "".join(path[:6]) + "..." + "".join(path[-2:])
+        shown = "".join(path) or "the top"
+    else:
+        shown = "".join(path[:6]) + "..." + "".join(path[-2:])
+    # a key may be the lone surrogate found: named by its escape, never carried into a message
+    return shown.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -51,7 +51,8 @@ def change_events(parent: Obj, actions: list[ActionResult]) -> list[tuple[str, s
 def event(involved: Obj, reason: str, message: str, kind: str = "Warning", count: int = 1) -> Obj:
     now = _now()
     namespace = namespace_of(involved) or "default"
-    shown = scrub(message)[:1024]
+    # text only: a character that is none (a lone surrogate) is shown by its escape
+    shown = scrub(message)[:1024].encode("utf-8", "backslashreplace").decode("utf-8")
     key = "\0".join((uid_of(involved), identity(involved), kind, reason, shown))
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return {

@@ -145,3 +145,58 @@ def test_a_failed_command_s_utf16_answer_keeps_its_secret_out_of_stderr_s_tail(
     assert "failed with" in str(raised.value)
     assert VALUE not in str(raised.value)
     assert VALUE not in (raised.value.excerpt or "")
+
+
+def broken_secret_json() -> str:
+    return json.dumps(answer_with_a_secret())[:-1] + ",}"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xef\xbb\xbf" + broken_secret_json().encode("utf-16-le"),  # a UTF-8 mark, UTF-16 text
+        b"\xff\xfe" + broken_secret_json().encode("utf-8"),  # a UTF-16 mark, UTF-8 text
+        b"{\x00" + broken_secret_json().encode("utf-8"),  # read as UTF-16 for its NUL
+        broken_secret_json().encode("utf-32-be"),
+    ],
+)
+def test_broken_output_in_a_disguising_encoding_is_not_quoted(data: bytes) -> None:
+    with pytest.raises(HookError) as raised:
+        parse_object(HOOK, data, "stdout")
+    assert "not quoted: it may hold a Secret's value" in str(raised.value)
+    assert raised.value.excerpt == ""
+
+
+def test_a_known_value_copied_with_json_s_escapes_is_not_quoted() -> None:
+    parse_object(HOOK, json.dumps(answer_with_a_secret()).encode(), "response body")
+    slashed = VALUE.replace("-", "/")
+    answer = json.dumps(answer_with_a_secret()).replace(VALUE, slashed)
+    parse_object(HOOK, answer.encode(), "response body")
+    for copy in ("\\u0068unter2-secret-value", slashed.replace("/", "\\/")):
+        with pytest.raises(HookError) as raised:
+            parse_object(HOOK, b'{"status": {"note": "%s"},}' % copy.encode(), "stdout")
+        assert raised.value.excerpt == "" and "hunter2" not in str(raised.value), copy
+    # and wherever else a value is quoted, `\/` is one of its forms
+    assert "hunter2" not in scrub(f"stderr: {slashed.replace('/', chr(92) + '/')}")
+
+
+def test_broken_output_with_escapes_and_no_secret_is_quoted_read() -> None:
+    with pytest.raises(HookError) as raised:
+        parse_object(HOOK, b'{"status": {"msg": "a \\u003c b"},}', "stdout")
+    assert '{"status": {"msg": "a < b"},}' in str(raised.value)
+
+
+def test_a_secret_on_an_extra_line_is_known_before_stderr_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps(answer_with_a_secret()))
+    code = (
+        "sys.stderr.write('extra: ' + value + '\\n'); sys.stderr.flush()\n"
+        "print(json.dumps({'status': {}}) + '\\n' + answer, flush=True)\n"
+    )
+    hook = command_hook(code, answer, CommandProtocol.LINES)
+    with caplog.at_level(logging.DEBUG, logger="reconcile"), HookCaller() as caller:
+        caller.call(hook, {"parent": {}})
+    assert "extra:" in caplog.text
+    assert VALUE not in caplog.text
