@@ -37,14 +37,16 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
         ) from None
     except (ValueError, RecursionError) as exc:
         remember_secrets_in(utf8)
-        detail = f"{what} is not valid JSON ({_json_problem(exc)})"
+        problem = _json_problem(exc)
         excerpt = quotable_excerpt(data, text)
         if excerpt:
-            detail += f": {one_line(excerpt)}"
+            detail = f"{what} is not valid JSON ({problem}): {one_line(excerpt)}"
         elif data.strip():
-            detail += f" ({_WITHHELD})"
+            detail = (
+                f"{what} is not valid JSON ({problem}) (not quoted: it may hold a Secret's value)"
+            )
         else:
-            detail += " (empty)"
+            detail = f"{what} is not valid JSON ({problem}) (empty)"
         raise HookError(hook, "bad-json", detail, excerpt=excerpt) from None
     if text_may_hold_secret(utf8):  # any value: an array's Secrets are not quoted either
         remember_secrets(value)
@@ -54,7 +56,7 @@ def parse_object(hook: HookSpec, data: bytes | bytearray, what: str) -> dict[str
             hook,
             "not-an-object",
             f"{what} is a JSON {_json_type(value)}, not an object"
-            + ("" if excerpt else f" ({_WITHHELD})"),
+            + ("" if excerpt else " (not quoted: it may hold a Secret's value)"),
             excerpt=excerpt,
         )
     too_deep = depth_problem_in(utf8, value)
@@ -80,9 +82,6 @@ def _decoded(data: bytes | bytearray) -> tuple[str, bytes | bytearray, UnicodeDe
         return text, data, None
     return text, text.encode("utf-8", "surrogatepass"), None
 
-
-#: Why output is not quoted.
-_WITHHELD = "not quoted: it may hold a Secret's value"
 
 #: A JSON escape: `\\/`, `\\n`, `\\u00e9`.
 _JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
