@@ -92,6 +92,14 @@ class BoundedOutput:
         self.stderr_tail = joined[-STDERR_KEEP:]
 
 
+def log_stderr(hook: HookSpec, output: BoundedOutput) -> None:
+    """A call's stderr, at debug level. Logged once the call's answer is read, so that a
+    Secret the answer holds is scrubbed from stderr too."""
+    if output.stderr_tail and log.isEnabledFor(logging.DEBUG):
+        tail = tail_excerpt(output.stderr_tail, cut_before=output.stderr_cut)
+        log.debug("%s: %s hook stderr: %s", hook.owner, hook.name, tail)
+
+
 class CommandTransport:
     """Runs command hooks; thread-safe (it keeps no state between calls)."""
 
@@ -168,14 +176,7 @@ class CommandTransport:
         try:
             response = parse_object(hook, b"".join(output.stdout), "stdout")
         finally:
-            # logged once the answer is read: a Secret it holds is scrubbed from stderr too
-            if stderr and log.isEnabledFor(logging.DEBUG):
-                log.debug(
-                    "%s: %s hook stderr: %s",
-                    hook.owner,
-                    hook.name,
-                    tail_excerpt(stderr, cut_before=output.stderr_cut),
-                )
+            log_stderr(hook, output)
         return HookResult(response, self._clock() - start)
 
     def _communicate(

@@ -30,6 +30,7 @@ from reconcile.hooks.command import (
     KILL_GRACE,
     POLL,
     BoundedOutput,
+    log_stderr,
     read_some,
     signal_name,
     spawn,
@@ -304,10 +305,7 @@ class LinesTransport:
         try:
             return parse_object(hook, exchange.line, "response line")
         finally:
-            # logged once the answer is read: a Secret it holds is scrubbed from stderr too
-            if output.stderr_tail and log.isEnabledFor(logging.DEBUG):
-                tail = tail_excerpt(output.stderr_tail, cut_before=output.stderr_cut)
-                log.debug("%s: %s hook stderr: %s", hook.owner, hook.name, tail)
+            log_stderr(hook, output)
 
 
 def _still_in_step(proc: subprocess.Popen[bytes]) -> bool:
