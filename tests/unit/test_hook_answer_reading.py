@@ -103,9 +103,12 @@ def test_a_secret_nested_as_deep_as_an_answer_may_nest_is_remembered() -> None:
     assert VALUE not in scrub(f"a copy: {VALUE}")
 
 
-def command_hook(code: str, answer: Path, protocol: CommandProtocol) -> HookSpec:
-    """A command running `code`, which finds the answer to print in the file `answer` (so the
-    Secret's value is in no message naming the command), its value as `value`."""
+def command_hook(code: str, directory: Path, protocol: CommandProtocol) -> HookSpec:
+    """A command running `code`, which finds an answer holding a Secret (to print) as `answer`,
+    read from a file in `directory` (so that the Secret's value is in no message naming the
+    command), and the Secret's value as `value`."""
+    answer = directory / "answer.json"
+    answer.write_text(json.dumps(answer_with_a_secret()))
     prelude = (
         "import json, sys\n"
         f"answer = open({str(answer)!r}).read()\n"
@@ -115,30 +118,32 @@ def command_hook(code: str, answer: Path, protocol: CommandProtocol) -> HookSpec
     return HookSpec("sync", "CompositeController c", command=CommandSpec(argv, protocol=protocol))
 
 
+def debug_log_of(hook: HookSpec, caplog: pytest.LogCaptureFixture) -> str:
+    """What one call of `hook` logs, at debug level."""
+    with caplog.at_level(logging.DEBUG, logger="reconcile"), HookCaller() as caller:
+        caller.call(hook, {"parent": {}})
+    return caplog.text
+
+
 @pytest.mark.parametrize("protocol", [CommandProtocol.EXEC, CommandProtocol.LINES])
 def test_stderr_is_logged_once_the_answer_s_secrets_are_known(
     protocol: CommandProtocol, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps(answer_with_a_secret()))
     code = "sys.stderr.write('debugging: ' + value + '\\n'); sys.stderr.flush()\nprint(answer)\n"
-    with caplog.at_level(logging.DEBUG, logger="reconcile"), HookCaller() as caller:
-        caller.call(command_hook(code, answer, protocol), {"parent": {}})
-    assert "debugging:" in caplog.text
-    assert VALUE not in caplog.text
+    logged = debug_log_of(command_hook(code, tmp_path, protocol), caplog)
+    assert "debugging:" in logged
+    assert VALUE not in logged
 
 
 def test_a_failed_command_s_utf16_answer_keeps_its_secret_out_of_stderr_s_tail(
     tmp_path: Path,
 ) -> None:
-    answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps(answer_with_a_secret()))
     code = (
         "sys.stdout.buffer.write(answer.encode('utf-16'))\n"
         "sys.stderr.write('failed with ' + value + '\\n')\n"
         "sys.exit(3)\n"
     )
-    hook = command_hook(code, answer, CommandProtocol.EXEC)
+    hook = command_hook(code, tmp_path, CommandProtocol.EXEC)
     with HookCaller() as caller, pytest.raises(HookError) as raised:
         caller.call(hook, {"parent": {}})
     assert raised.value.reason == "exit-status"
@@ -189,14 +194,10 @@ def test_broken_output_with_escapes_and_no_secret_is_quoted_read() -> None:
 def test_a_secret_on_an_extra_line_is_known_before_stderr_is_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps(answer_with_a_secret()))
     code = (
         "sys.stderr.write('extra: ' + value + '\\n'); sys.stderr.flush()\n"
         "print(json.dumps({'status': {}}) + '\\n' + answer, flush=True)\n"
     )
-    hook = command_hook(code, answer, CommandProtocol.LINES)
-    with caplog.at_level(logging.DEBUG, logger="reconcile"), HookCaller() as caller:
-        caller.call(hook, {"parent": {}})
-    assert "extra:" in caplog.text
-    assert VALUE not in caplog.text
+    logged = debug_log_of(command_hook(code, tmp_path, CommandProtocol.LINES), caplog)
+    assert "extra:" in logged
+    assert VALUE not in logged
