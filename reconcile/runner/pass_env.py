@@ -48,7 +48,7 @@ class PassEnv:
 
     def kind_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
         """What the server keeps of an object of `resource` (`resolving.kind_schema`)."""
-        key = f"{resource.group_resource}/{resource.version}"
+        key = _schema_key(resource)
         if key not in self.kind_schemas:
             self.kind_schemas[key] = kind_schema(self.cluster, resource)
         return self.kind_schemas[key]
@@ -60,7 +60,7 @@ class PassEnv:
         schema = self.kind_schema(resource)
         if not stamps:
             return Facts(self.executor.strategy, False, schema)
-        key = f"{resource.group_resource}/{resource.version}"
+        key = _schema_key(resource)
         keeps = self.keeps_generation.get(key)
         if keeps is None:  # asked for every parent: the schema walked once
             keeps = self.keeps_generation[key] = schema_keeps(
@@ -86,3 +86,8 @@ class PassEnv:
         _, dropped = pruned_status(status or {}, self.kind_schema(resource))
         if dropped:
             self.executor.note_dropped_status(resource.group_resource, controller, dropped)
+
+
+def _schema_key(resource: ResourceInfo) -> str:
+    """How the pass keys what it learns of a kind's schema: its group, resource and version."""
+    return f"{resource.group_resource}/{resource.version}"
