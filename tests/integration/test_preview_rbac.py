@@ -35,6 +35,7 @@ from tests.support.kubectl import (
     one,
     service_account_kubeconfig,
 )
+from tests.support.mc_crds import ours_installed
 from tests.support.poll import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,6 +140,9 @@ def preview_installed(control_plane: ControlPlane, live_backend: Backend) -> Ite
     for crd in CRD_FILES:
         with contextlib.suppress(AlreadyExists):  # an earlier test installed them
             live_backend.admin.create(crds, yaml.safe_load(crd.read_text()))
+    # ours, not Metacontroller's that an earlier test may have left: the example's command
+    # hook is a field only ours keep
+    ours_installed(live_backend)
     for kind in ("compositecontrollers", "decoratorcontrollers", "mapcontrollers"):
         eventually(
             functools.partial(live_backend.admin.discover, "metacontroller.k8s.io/v1alpha1", kind),

@@ -38,6 +38,7 @@ from tests.support.cli import reconcile
 from tests.support.controlplane import TESTED_USER, free_port
 from tests.support.hook_envs import python_hook_env
 from tests.support.kubectl import kubectl
+from tests.support.mc_crds import ours_installed
 from tests.support.mc_examples import serving_process
 from tests.support.poll import eventually
 
@@ -333,13 +334,15 @@ def quiet(world: World, backend: Backend) -> None:
 @pytest.fixture
 def keip_namespace(backend: Backend) -> Iterator[str]:
     """The examples' namespace; on the live cluster deleted afterwards, so the next test's
-    controllers do not find this test's routes."""
+    controllers do not find this test's routes, and our controller CRDs put back in place of
+    Metacontroller's (which the installation applies)."""
     name = f"keip-{uuid.uuid4().hex[:8]}"
     yield name
     if backend.plane is not None:
         with contextlib.suppress(AssertionError):
             # gone before the next test runs its cluster-wide controller
             kubectl(backend.plane, "delete", "namespace", name, "--timeout=120s")
+        ours_installed(backend)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
