@@ -141,8 +141,17 @@ def _inherit_env(fields: Fields) -> tuple[str, ...]:
 def parse_hook(fields: Fields, name: str, owner: str, base_dir: str | None = None) -> HookSpec:
     fields.check_keys({"webhook", "command", "version"})
     webhook, command = fields.optional_child("webhook"), fields.optional_child("command")
-    if (webhook is None) == (command is None):
+    if webhook is not None and command is not None:
         raise fields.error("webhook", "exactly one of webhook and command must be set")
+    if webhook is None and command is None:
+        # the likely cause when read from a cluster: the API server dropped `command`
+        raise fields.error(
+            "webhook",
+            "exactly one of webhook and command must be set, and neither is (read from a "
+            "cluster, a command hook is dropped by a CRD that does not declare it, as "
+            "Metacontroller's own do not: install reconcile's CRDs, `kubectl apply -k "
+            "manifests/crds`)",
+        )
     text = fields.string("version", HookVersion.V1.value)
     if text not in {v.value for v in HookVersion}:
         raise fields.error("version", f"must be v1 or v2, not {text!r}")

@@ -103,6 +103,28 @@ def test_a_controller_stored_under_metacontrollers_crds_runs(
     ]
 
 
+def test_a_command_hook_stored_under_metacontrollers_crds_is_refused_naming_the_cause(
+    backend: Backend, widgets: ResourceInfo
+) -> None:
+    """Metacontroller's CRDs do not declare our command hook, so the API server drops it: the
+    controller read back has no hook, and the error says why and what to install."""
+    with crds_installed(backend, THEIRS) as controllers:
+        name = "command-under-theirs"
+        wanted = composite(name, widgets, CM, {"sync": {"command": {"argv": ["true"]}}})
+        stored = backend.admin.create(controllers, wanted)
+        try:
+            assert stored["spec"]["hooks"]["sync"] == {"version": "v1"}  # command dropped
+            result = run(backend, controllers_from_cluster=True, only_controllers=frozenset({name}))
+        finally:
+            backend.delete_quietly(controllers, name, None)
+    assert result.errors == [
+        f"CompositeController {name}: spec.hooks.sync.webhook: exactly one of webhook and "
+        "command must be set, and neither is (read from a cluster, a command hook is dropped "
+        "by a CRD that does not declare it, as Metacontroller's own do not: install "
+        "reconcile's CRDs, `kubectl apply -k manifests/crds`)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [

@@ -360,7 +360,9 @@ ERRORS: list[tuple[str, Mutation, str, str]] = [
         "hook with neither",
         _set("spec.hooks.sync", {}),
         SYNC_WEBHOOK,
-        "exactly one of webhook and command must be set",
+        "exactly one of webhook and command must be set, and neither is (read from a cluster, "
+        "a command hook is dropped by a CRD that does not declare it, as Metacontroller's own "
+        "do not: install reconcile's CRDs, `kubectl apply -k manifests/crds`)",
     ),
     (
         "bad timeout",
