@@ -222,11 +222,13 @@ def _key_value(item: dict[str, Any], key: str) -> str:
 # --- the unchanged fast path ------------------------------------------------------------
 
 
-def _plainly_unchanged(observed: Obj, desired: Obj) -> bool:
+def _plainly_unchanged(observed: Obj, desired: Obj, *, every_field: bool = False) -> bool:
     """True only when `apply(observed, desired)` equals observed; False when unsure (the full
     merge then decides). When observed's last-applied annotation records exactly this desired
     object, the merge removes nothing (last-applied and desired have the same keys at every
-    level), so it changes nothing when every desired value is already in observed."""
+    level), so it changes nothing when every desired value is already in observed.
+    `every_field`: each of desired's fields must be there, even one the server stores nothing
+    for (null, or a built-in kind's empty value)."""
     view = _cleaned_view(desired)
     if view is None:
         return False
@@ -234,14 +236,24 @@ def _plainly_unchanged(observed: Obj, desired: Obj) -> bool:
     recorded = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, dict) else None
     if not isinstance(recorded, str) or recorded != _compact_json(view):
         return False
-    return covers(observed, view)
+    return covers(observed, view, every_field=every_field)
 
 
-def covers(observed: Obj, desired: Obj) -> bool:
+def kept_and_unchanged(observed: Obj, desired: Obj) -> bool:
+    """True only when an update would change nothing and the server dropped none of desired's
+    fields: observed's last-applied annotation records exactly desired, and observed holds
+    every one of its fields (a field the server's schema has no place for could not be
+    there). Desired's `status`, which the comparison leaves out, must be absent. Then neither
+    the schema's pruning nor the merge need working out: a steady pass's nearly every child."""
+    return "status" not in desired and _plainly_unchanged(observed, desired, every_field=True)
+
+
+def covers(observed: Obj, desired: Obj, *, every_field: bool = False) -> bool:
     """Whether every value of `desired` (already cleaned) is in observed, by meaning: merging it
-    in while removing nothing would leave observed as it is. Reads only."""
+    in while removing nothing would leave observed as it is. Reads only. `every_field`: a field
+    absent from observed is not covered even when the server would store nothing for it."""
     api_version = str(desired.get("apiVersion") or observed.get("apiVersion") or "")
-    return _Covered(is_builtin(api_version)).map(observed, desired, ())
+    return _Covered(is_builtin(api_version), every_field).map(observed, desired, ())
 
 
 def _cleaned_view(desired: Obj) -> Obj | None:
@@ -270,8 +282,9 @@ class _Covered:
     """Whether merging desired into observed (with last-applied equal to desired) leaves
     observed as it is: the same decisions as `_Rules`, without building anything."""
 
-    def __init__(self, builtin: bool) -> None:
+    def __init__(self, builtin: bool, every_field: bool = False) -> None:
         self.builtin = builtin
+        self.every_field = every_field
 
     def value(self, observed: Any, desired: Any, path: Path) -> bool:
         if isinstance(observed, dict) and isinstance(desired, dict):
@@ -286,7 +299,7 @@ class _Covered:
     def map(self, observed: dict[str, Any], desired: dict[str, Any], path: Path) -> bool:
         for key, value in desired.items():
             if key not in observed:
-                if dropped_by_server(key, value, self.builtin):
+                if not self.every_field and dropped_by_server(key, value, self.builtin):
                     continue
                 return False  # the merge adds it
             current = observed[key]

@@ -15,7 +15,7 @@ from dataclasses import field
 from typing import Any, Generic, TypeVar
 
 from reconcile.engine.actions import RECREATE_REASON, Action, ActionKind
-from reconcile.engine.writes import ApplyStrategy
+from reconcile.engine.writes import UNCHANGED, ApplyStrategy
 from reconcile.objects.meta import Obj, identity, is_deleting
 from reconcile.objects.resource import ResourceInfo
 from reconcile.records import dataclass
@@ -136,8 +136,14 @@ def diff_children(
                 Action(ActionKind.DELETE, resource, shown, None, stale_reason, group=group)
             )
     for key, wanted in desired.items():
-        obj = kept_by_server(owned, wanted, into.dropped)
         current = observed.get(key)
+        # the steady case, told at once: nothing of it dropped by the server, nothing to update
+        steady = (
+            current is not None
+            and not is_deleting(current)
+            and strategy.kept_and_unchanged(current, wanted)
+        )
+        obj = wanted if steady else kept_by_server(owned, wanted, into.dropped)
         if current is None:
             blocked = occupant(obj)
             if blocked is None:
@@ -150,7 +156,10 @@ def diff_children(
             continue
         before = adopted.get(key, current)
         reason = "adopted and differs from desired" if key in adopted else "differs from desired"
-        update = strategy.update(resource, current, obj, reason, before=before, group=group)
+        if steady:
+            update = UNCHANGED
+        else:
+            update = strategy.update(resource, current, obj, reason, before=before, group=group)
         if update.changed and method is UpdateMethod.IN_PLACE:
             into.updates += update.actions
         elif update.changed and method is UpdateMethod.RECREATE:

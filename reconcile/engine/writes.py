@@ -25,6 +25,10 @@ class Update:
     upkeep: list[Action] = field(default_factory=list)
 
 
+#: An update that changes nothing and sends nothing.
+UNCHANGED = Update(changed=False)
+
+
 @dataclass(frozen=True)
 class ApplyStrategy:
     server_side: bool = False
@@ -85,6 +89,12 @@ class ApplyStrategy:
             apply_config=plan.config,
         )
         return Update(changed=True, actions=[*upkeep, action], upkeep=upkeep)
+
+    def kept_and_unchanged(self, observed: Obj, desired: Obj) -> bool:
+        """True only when an update of `observed` to desired would send nothing and the server
+        keeps every field of desired (`apply.kept_and_unchanged`); False when unsure, and
+        always under server-side apply, whose fields are compared by their managers."""
+        return not self.server_side and apply.kept_and_unchanged(observed, desired)
 
     def up_to_date(self, observed: Obj, desired: Obj) -> bool:
         """Whether `observed` already is what desired asks for (no update would be sent)."""

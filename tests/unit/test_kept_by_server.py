@@ -242,3 +242,96 @@ def test_the_check_for_drops_agrees_with_the_pruning(
     if isinstance(status, dict):  # a status to write is asked the same first
         assert pruned_status(status, schema)[0] == pruned_object(obj, schema)[0].get("status", {})
     assert drops_any(cronjob("batch/v1"), builtin_schema("1.37", "batch/v1", "CronJob"))
+
+
+def _as_stored(resource: ResourceInfo, kept: dict[str, Any], recorded: dict[str, Any]) -> Any:
+    """`kept` as the server stores it, its last-applied annotation recording `recorded` (a
+    writer that prunes nothing records more than the server kept)."""
+    stored = CLIENT_SIDE.create(resource, kept, "desired, missing", "").after
+    note = CLIENT_SIDE.create(resource, recorded, "desired, missing", "").after
+    assert stored is not None and note is not None
+    stored["metadata"]["annotations"] = note["metadata"]["annotations"]
+    return stored
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from([("apps/v1", "Deployment"), ("v1", "ConfigMap"), ("batch/v1", "CronJob")]),
+    body=st.dictionaries(st.sampled_from(_FIELDS), _JSON_TREES, max_size=4),
+    recorded_by_us=st.booleans(),
+)
+def test_the_steady_shortcut_is_taken_only_when_nothing_is_dropped_or_changed(
+    kind: tuple[str, str], body: dict[str, Any], recorded_by_us: bool
+) -> None:
+    """`kept_and_unchanged`, which spares a steady child the pruning and the merge, is true
+    only when the pruning drops nothing and the merge changes nothing; whoever recorded the
+    last-applied annotation (us, of what the server kept, or a writer that prunes nothing)."""
+    api_version, name = kind
+    schema = builtin_schema("1.37", api_version, name)
+    wanted = {"apiVersion": api_version, "kind": name, **body, "metadata": {"name": "x"}}
+    if isinstance(body.get("metadata"), dict):
+        wanted["metadata"] = {**body["metadata"], "name": "x"}
+    resource = ResourceInfo("", "v1", "things", name, namespaced=True)
+    kept, dropped = pruned_object(wanted, schema)
+    stored = _as_stored(resource, kept, kept if recorded_by_us else wanted)
+    if CLIENT_SIDE.kept_and_unchanged(stored, wanted):
+        assert dropped == [] and not drops_any(wanted, schema)
+        assert CLIENT_SIDE.up_to_date(stored, kept)
+
+
+@pytest.mark.parametrize("unknown", [None, {}, []])
+def test_a_field_the_server_drops_is_named_though_an_annotation_records_it(unknown: Any) -> None:
+    """Metacontroller records the hook's object as it was asked for, a field the server
+    drops included: the object is unchanged by meaning, and the drop is still named (the
+    steady shortcut is not taken: the field is not in the stored object)."""
+    schema = builtin_schema("1.37", "v1", "ConfigMap")
+    resource = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
+    owned = OwnedType(OwnedRule("v1", "configmaps", UpdateMethod.IN_PLACE), resource, schema)
+    wanted = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "ops"},
+        "data": {"a": "1"},
+        "dataa": unknown,
+    }
+    kept, _ = pruned_object(wanted, schema)
+    stored = _as_stored(resource, kept, wanted)
+    assert not CLIENT_SIDE.kept_and_unchanged(stored, wanted)
+    diff = ChildrenDiff()
+    diff_children(
+        owned,
+        {"ops/settings": stored},
+        {"ops/settings": wanted},
+        diff,
+        strategy=CLIENT_SIDE,
+        stale_reason="gone",
+    )
+    assert diff.dropped == [Dropped(resource, ("dataa",))]
+
+
+def test_a_steady_child_is_unchanged_and_nothing_of_it_dropped() -> None:
+    """The steady case the shortcut is for: what we last applied, stored as it was."""
+    schema = builtin_schema("1.37", "v1", "ConfigMap")
+    resource = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
+    owned = OwnedType(OwnedRule("v1", "configmaps", UpdateMethod.IN_PLACE), resource, schema)
+    wanted = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "ops", "labels": {"app": "a"}},
+        "data": {"a": "1"},
+    }
+    stored = _as_stored(resource, wanted, wanted)
+    assert CLIENT_SIDE.kept_and_unchanged(stored, wanted)
+    diff = ChildrenDiff()
+    diff_children(
+        owned,
+        {"ops/settings": stored},
+        {"ops/settings": wanted},
+        diff,
+        strategy=CLIENT_SIDE,
+        stale_reason="gone",
+    )
+    assert diff.actions == [] and diff.dropped == []
+    # a value changed since: not steady, and updated
+    changed = {**wanted, "data": {"a": "2"}}
+    assert not CLIENT_SIDE.kept_and_unchanged(stored, changed)
