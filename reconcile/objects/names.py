@@ -123,6 +123,13 @@ def annotations_size(annotations: dict[Any, Any]) -> int:
     )
 
 
+# Annotation keys and labels found good, each checked once: the same few come on every
+# object a run checks. Bounded: a run with more distinct ones checks the rest every time.
+_GOOD_KEYS: set[str] = set()
+_GOOD_LABELS: set[tuple[str, str]] = set()
+_GOOD_KEPT = 4096
+
+
 def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
     """The problems of a labels (keys and values) or annotations (keys) map, as the API server
     finds them; a null value (a key to delete) is fine."""
@@ -137,11 +144,19 @@ def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
         if not isinstance(item, str):
             problems.append(f"{where}[{_show(key)}]: must be a string, not {_show(item)}")
             continue
+        if (key in _GOOD_KEYS and not labels) or (key, item) in _GOOD_LABELS:
+            continue
         problem = qualified_name_problem(str(key))
         if problem is None and labels:
             problem = label_value_problem(item)
         if problem:
             problems.append(f"{where}[{_show(key)}]: {problem}")
+        elif len(_GOOD_KEYS) + len(_GOOD_LABELS) >= _GOOD_KEPT:
+            pass
+        elif labels:
+            _GOOD_LABELS.add((key, item))
+        else:
+            _GOOD_KEYS.add(key)
     if not labels and annotations_size(value) > ANNOTATIONS_LIMIT:
         problems.append(f"{where}: Too long: must have at most {ANNOTATIONS_LIMIT} bytes")
     return problems

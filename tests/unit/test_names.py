@@ -55,6 +55,21 @@ def test_metadata_problems_name_each_field() -> None:
     ]
 
 
+def test_a_key_found_good_once_is_no_pass_for_what_else_it_is_paired_with() -> None:
+    """Keys and labels found good are remembered (the same few come on every object): a
+    good annotation key is not thereby a good label key with any value, nor a good label
+    with one value a good label with another."""
+    good = {"labels": {"app": "web"}, "annotations": {"note": "any text"}}
+    for _ in range(2):  # found good, then remembered: the same answer
+        assert metadata_problems({"metadata": dict(good)}, "o") == []
+    bad = {"labels": {"app": "not ok!", "note": "also bad!"}, "annotations": {"app": "x"}}
+    problems = metadata_problems({"metadata": bad}, "o")
+    assert [p.split(":", 1)[0] for p in problems] == [
+        "o.metadata.labels['app']",
+        "o.metadata.labels['note']",
+    ]
+
+
 def test_a_response_with_a_bad_name_is_refused_whole() -> None:
     problems: list[str] = []
     object_list(
