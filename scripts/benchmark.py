@@ -47,6 +47,7 @@ from typing import Any
 
 import yaml
 from benchmark_startup import cpu_seconds  # scripts/, this script's directory
+from benchmark_steps import print_steps, step_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -378,10 +379,14 @@ def watch_peak_rss(pid: int, done: threading.Event, peak: list[int]) -> None:
 
 
 def run_reconcile(
-    args: list[str], watch_pids: list[int], hook_in_process: tuple[str, int] | None = None
+    args: list[str],
+    watch_pids: list[int],
+    hook_in_process: tuple[str, int] | None = None,
+    steps_to: Path | None = None,
 ) -> dict[str, Any]:
     """`reconcile ARGS` in a subprocess; with `hook_in_process` (scenario, children), its
-    webhooks are answered in that process (`run_with_hook_in_process`)."""
+    webhooks are answered in that process (`run_with_hook_in_process`); with `steps_to`, the
+    CPU of each step of a parent's sync is written there (benchmark_steps)."""
     before = {pid: cpu_seconds(pid) for pid in watch_pids}
     args = [
         *args,
@@ -395,7 +400,9 @@ def run_reconcile(
         "--max-duration",
         "3600",
     ]
-    if hook_in_process is None:
+    if steps_to is not None:
+        command = [sys.executable, __file__, "--steps-to", str(steps_to), "--", *args]
+    elif hook_in_process is None:
         command = [sys.executable, "-m", "reconcile", *args]
     else:
         scenario, children = hook_in_process
@@ -591,6 +598,9 @@ def bench_live(scenario: Scenario, compare_others: bool = True) -> Runs:
             if scenario[0] == "composite":
                 runs["floors"] = floors(plane, admin, scenario, controller, url, cold)
                 print(f"  floors: {runs['floors']}")
+                stepped = run_reconcile(args, servers, steps_to=Path(tmp) / "steps.json")
+                runs["steps"] = step_figures(Path(tmp) / "steps.json", stepped["cpu"], scenario[2])
+                print_steps(runs["steps"], runs["floors"]["floor_steady_hook_cpu_us"])
             if compare_others and scenario[0] == "composite":
                 runs["others"] = compare(plane, admin, scenario, Path(tmp))
                 print(f"  other tools: {runs['others']}")
@@ -639,6 +649,7 @@ def floors(
         "floor_cold_pass1": cold_passes[0],
         "floor_cold_run": sum(cold_passes),
         "floor_steady": steady,
+        "floor_steady_hook_cpu_us": floor.hook_cpu_per_call * 1e6,
     }
 
 
@@ -719,7 +730,7 @@ def live_figures(runs: Runs) -> dict[str, float]:
         "cold_rss_mib": cold["rss_mib"],
         "steady_rss_mib": steady["rss_mib"],
     }
-    for extra in ("floors", "others"):
+    for extra in ("floors", "others", "steps"):
         if extra in runs:
             figures |= runs[extra]
     return figures
@@ -863,6 +874,13 @@ def parent_counts(text: str) -> list[int]:
 
 
 def main() -> None:
+    if "--steps-to" in sys.argv:
+        # the steady run whose steps are timed: `--steps-to PATH --`, then reconcile's
+        from benchmark_steps import run_with_steps
+
+        split = sys.argv.index("--")
+        run_with_steps(Path(sys.argv[sys.argv.index("--steps-to") + 1]), sys.argv[split + 1 :])
+        return
     if "--hook-in-process" in sys.argv:
         # the in-process steady run: benchmark options, then `--`, then reconcile's
         split = sys.argv.index("--")

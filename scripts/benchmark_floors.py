@@ -103,6 +103,8 @@ class Floor:
     child_templates: list[dict[str, Any]]  # our children of parent p00000, as we created them
     template_uid: str
     event_template: dict[str, Any]  # one of the Events our run recorded
+    # the last pass's CPU per hook call (its thread's: the request built, sent, the answer read)
+    hook_cpu_per_call: float = 0.0
 
     @property
     def parents_path(self) -> str:
@@ -149,7 +151,10 @@ class Floor:
             if owner is not None:
                 by_parent.setdefault(owner, {})[child["metadata"]["name"]] = child
 
+        hook_cpu: list[float] = []  # each call's thread CPU: list.append is atomic
+
         def sync(parent: dict[str, Any]) -> None:
+            cpu_from = time.thread_time()
             name = parent["metadata"]["name"]
             request = {
                 "controller": self.controller,
@@ -168,6 +173,7 @@ class Floor:
             if answer.status != 200:
                 raise RuntimeError(f"hook: {answer.status}")
             status = json.loads(answer.data)["status"]
+            hook_cpu.append(time.thread_time() - cpu_from)
             for template in self.child_templates[: shape.creates_per_parent]:
                 self.raw.send("POST", self.children_path, self._child(template, parent))
             if shape.status_updates:
@@ -182,7 +188,9 @@ class Floor:
 
         with ThreadPoolExecutor(self.workers) as pool:
             list(pool.map(sync_and_record, range(len(parents))))
-        return time.monotonic() - started
+        elapsed = time.monotonic() - started
+        self.hook_cpu_per_call = sum(hook_cpu) / max(1, len(hook_cpu))
+        return elapsed
 
     @property
     def events_path(self) -> str:

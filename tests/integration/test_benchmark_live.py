@@ -57,8 +57,20 @@ def test_the_live_benchmark_prints_our_runs_beside_their_floors(tmp_path: Path) 
     assert "cold pass 1 vs the raw client sending its requests" in out
     assert "steady run vs its floor, the same LISTs and hook calls" in out
     assert "kubectl apply -f: cold" in out
+    assert "our converged run's CPU by step, per parent" in out
+    assert "the raw client's CPU per parent for the same hook call and its JSON" in out
     medians = json.loads(figures.read_text())["medians"]["3"]
-    for key in ("cold_run", "steady_run", "floor_cold_run", "floor_steady", "kubectl_cold"):
+    for key in (
+        "cold_run",
+        "steady_run",
+        "floor_cold_run",
+        "floor_steady",
+        "kubectl_cold",
+        "floor_steady_hook_cpu_us",
+        "step: observe: claims, lookups",
+        "step: hook call: HTTP, JSON both ways",
+        "step: plan: children completed, compared",
+    ):
         assert medians[key] > 0, key
     # the floor sends what our run sent, so it cannot take longer than the run around it
     assert medians["floor_cold_pass1"] <= medians["cold_run"]

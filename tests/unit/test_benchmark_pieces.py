@@ -1,9 +1,11 @@
-"""The benchmark's pure pieces (scripts/benchmark_floors.py, scripts/benchmark_chart.py): what
-the floor derives from a report, and the chart it draws."""
+"""The benchmark's pure pieces (scripts/benchmark_floors.py, scripts/benchmark_chart.py,
+scripts/benchmark_steps.py): what the floor derives from a report, the chart it draws, and how
+a step's CPU is told from the steps it encloses."""
 
 from __future__ import annotations
 
 import sys
+import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -15,6 +17,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark_chart import chart
 from benchmark_floors import Shape, pass_shapes
+from benchmark_steps import TOTALS, timed_step
 
 
 def report(*passes: dict[str, int]) -> dict[str, Any]:
@@ -65,3 +68,26 @@ def test_the_chart_draws_a_line_and_a_legend_entry_per_series() -> None:
 def test_a_chart_of_nothing_is_refused() -> None:
     with pytest.raises(ValueError, match="nothing to draw"):
         chart("t", "s", {"empty": {}})
+
+
+def _spin(seconds: float) -> None:
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def test_a_step_counts_its_own_cpu_not_the_steps_it_encloses() -> None:
+    inner = timed_step(lambda: _spin(0.03), "test: inner")
+
+    def outer_body() -> None:
+        _spin(0.01)
+        inner()
+        inner()
+
+    outer = timed_step(outer_body, "test: outer")
+    outer()
+    calls, own = TOTALS.pop("test: outer")
+    inner_calls, inner_cpu = TOTALS.pop("test: inner")
+    assert (calls, inner_calls) == (1, 2)
+    assert inner_cpu >= 0.06
+    assert 0.01 <= own < 0.03  # the 10 ms of its own, not the inner 60
