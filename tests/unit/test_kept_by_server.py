@@ -140,6 +140,17 @@ def test_a_custom_resource_s_status_is_replaced_as_metacontroller_replaces_it() 
     assert status_to_write({"new": 2}, parent) == {"new": 2, "observedGeneration": 1}
 
 
+def _diff_one(
+    owned: OwnedType[OwnedRule], key: str, stored: dict[str, Any], wanted: dict[str, Any]
+) -> ChildrenDiff:
+    """The children diff (client-side apply) of one child, stored and wanted under `key`."""
+    diff = ChildrenDiff()
+    diff_children(
+        owned, {key: stored}, {key: wanted}, diff, strategy=CLIENT_SIDE, stale_reason="gone"
+    )
+    return diff
+
+
 def test_the_children_diff_compares_what_the_server_keeps() -> None:
     api_version = "batch/v1"
     schema = builtin_schema("1.37", api_version, "CronJob")
@@ -149,15 +160,7 @@ def test_the_children_diff_compares_what_the_server_keeps() -> None:
     kept, _ = pruned_object(wanted, schema)
     stored = CLIENT_SIDE.create(resource, kept, "desired, missing", "").after  # as created
     assert stored is not None
-    diff = ChildrenDiff()
-    diff_children(
-        owned,
-        {"ops/backup": stored},
-        {"ops/backup": wanted},
-        diff,
-        strategy=CLIENT_SIDE,
-        stale_reason="gone",
-    )
+    diff = _diff_one(owned, "ops/backup", stored, wanted)
     assert diff.actions == []
     assert diff.dropped == [
         Dropped(
@@ -279,14 +282,21 @@ def test_the_steady_shortcut_is_taken_only_when_nothing_is_dropped_or_changed(
         assert CLIENT_SIDE.up_to_date(stored, kept)
 
 
+_CONFIGMAPS = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
+
+
+def _configmap_diff(stored: dict[str, Any], wanted: dict[str, Any]) -> ChildrenDiff:
+    """The children diff of one ConfigMap, `ops/settings`, under the 1.37 schema."""
+    schema = builtin_schema("1.37", "v1", "ConfigMap")
+    owned = OwnedType(OwnedRule("v1", "configmaps", UpdateMethod.IN_PLACE), _CONFIGMAPS, schema)
+    return _diff_one(owned, "ops/settings", stored, wanted)
+
+
 @pytest.mark.parametrize("unknown", [None, {}, []])
 def test_a_field_the_server_drops_is_named_though_an_annotation_records_it(unknown: Any) -> None:
     """Metacontroller records the hook's object as it was asked for, a field the server
     drops included: the object is unchanged by meaning, and the drop is still named (the
     steady shortcut is not taken: the field is not in the stored object)."""
-    schema = builtin_schema("1.37", "v1", "ConfigMap")
-    resource = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
-    owned = OwnedType(OwnedRule("v1", "configmaps", UpdateMethod.IN_PLACE), resource, schema)
     wanted = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -294,44 +304,25 @@ def test_a_field_the_server_drops_is_named_though_an_annotation_records_it(unkno
         "data": {"a": "1"},
         "dataa": unknown,
     }
-    kept, _ = pruned_object(wanted, schema)
-    stored = _as_stored(resource, kept, wanted)
+    kept, _ = pruned_object(wanted, builtin_schema("1.37", "v1", "ConfigMap"))
+    stored = _as_stored(_CONFIGMAPS, kept, wanted)
     assert not CLIENT_SIDE.kept_and_unchanged(stored, wanted)
-    diff = ChildrenDiff()
-    diff_children(
-        owned,
-        {"ops/settings": stored},
-        {"ops/settings": wanted},
-        diff,
-        strategy=CLIENT_SIDE,
-        stale_reason="gone",
-    )
-    assert diff.dropped == [Dropped(resource, ("dataa",))]
+    assert _configmap_diff(stored, wanted).dropped == [Dropped(_CONFIGMAPS, ("dataa",))]
 
 
 def test_a_steady_child_is_unchanged_and_nothing_of_it_dropped() -> None:
     """The steady case the shortcut is for: what we last applied, stored as it was."""
-    schema = builtin_schema("1.37", "v1", "ConfigMap")
-    resource = ResourceInfo("", "v1", "configmaps", "ConfigMap", namespaced=True)
-    owned = OwnedType(OwnedRule("v1", "configmaps", UpdateMethod.IN_PLACE), resource, schema)
     wanted = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": "settings", "namespace": "ops", "labels": {"app": "a"}},
         "data": {"a": "1"},
     }
-    stored = _as_stored(resource, wanted, wanted)
+    stored = _as_stored(_CONFIGMAPS, wanted, wanted)
     assert CLIENT_SIDE.kept_and_unchanged(stored, wanted)
-    diff = ChildrenDiff()
-    diff_children(
-        owned,
-        {"ops/settings": stored},
-        {"ops/settings": wanted},
-        diff,
-        strategy=CLIENT_SIDE,
-        stale_reason="gone",
-    )
+    diff = _configmap_diff(stored, wanted)
     assert diff.actions == [] and diff.dropped == []
     # a value changed since: not steady, and updated
     changed = {**wanted, "data": {"a": "2"}}
     assert not CLIENT_SIDE.kept_and_unchanged(stored, changed)
+    assert [a.kind.value for a in _configmap_diff(stored, changed).actions] == ["update"]
