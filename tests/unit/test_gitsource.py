@@ -11,13 +11,7 @@ import pytest
 from reconcile.gitsource import GitSourceError, checkout
 from reconcile.gitsource.credentials import remote
 from reconcile.secret_values import scrub
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
+from tests.support.gitrepo import git
 
 
 def commit(repo: Path, files: dict[str, str], message: str) -> str:
@@ -26,7 +20,7 @@ def commit(repo: Path, files: dict[str, str], message: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", message)
+    git(repo, "commit", "-qm", message)
     return git(repo, "rev-parse", "HEAD")
 
 
@@ -183,19 +177,10 @@ def _one_file_repo(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "repo"
     (repo / "apps").mkdir(parents=True)
     (repo / "apps" / "app.yaml").write_text("name: app\n")
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
-        check=True,
-    )
-    blob = subprocess.run(
-        ["git", "hash-object", str(repo / "apps" / "app.yaml")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    return repo, blob
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "x")
+    return repo, git(repo, "hash-object", "apps/app.yaml")
 
 
 def _lose(where: Path, blob: str) -> None:
