@@ -151,12 +151,11 @@ def map_problems(value: Any, where: str, *, labels: bool) -> list[str]:
             problem = label_value_problem(item)
         if problem:
             problems.append(f"{where}[{_show(key)}]: {problem}")
-        elif len(_GOOD_KEYS) + len(_GOOD_LABELS) >= _GOOD_KEPT:
-            pass
-        elif labels:
-            _GOOD_LABELS.add((key, item))
-        else:
-            _GOOD_KEYS.add(key)
+        elif len(_GOOD_KEYS) + len(_GOOD_LABELS) < _GOOD_KEPT:
+            if labels:
+                _GOOD_LABELS.add((key, item))
+            else:
+                _GOOD_KEYS.add(key)
     if not labels and annotations_size(value) > ANNOTATIONS_LIMIT:
         problems.append(f"{where}: Too long: must have at most {ANNOTATIONS_LIMIT} bytes")
     return problems
