@@ -79,7 +79,7 @@ def run_with_steps(path: Path, args: list[str]) -> None:
 
 def step_figures(path: Path, process_cpu: float, parents: int) -> dict[str, float]:
     """Each step's CPU per parent in microseconds (`step: LABEL`), the rest of the process
-    (start-up, the reports, the exit) in milliseconds."""
+    (start-up, handing parents to the workers, the reports, the exit) in milliseconds."""
     totals: dict[str, list[float]] = json.loads(path.read_text())
     figures = {
         f"step: {label}": totals[label][1] / parents * 1e6
@@ -97,7 +97,8 @@ def print_steps(figures: dict[str, float], raw_client_us: float | None) -> None:
         print(f"    {label:40s} {micros:7.0f} us")
     beyond = sum(v for k, v in own if not k.startswith(("LISTs", "hook call")))
     print(
-        f"    the rest of the process (start-up, reports, exit): {figures['step_rest_ms']:.0f} ms"
+        f"    the rest of the process (start-up, handing out parents, reports, exit): "
+        f"{figures['step_rest_ms']:.0f} ms"
     )
     if raw_client_us is not None:
         print(
