@@ -3,6 +3,7 @@ schemas once a run."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
@@ -45,13 +46,19 @@ class PassEnv:
     stow: Callable[[ParentResult], None] = field(default_factory=lambda: KeepWhole().stow)
     # per group/resource/version: whether its schema keeps status.observedGeneration
     keeps_generation: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    # held while a schema is read: the workers that ask for it at once wait for the one read
+    schema_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def kind_schema(self, resource: ResourceInfo) -> Mapping[str, Any] | None:
-        """What the server keeps of an object of `resource` (`resolving.kind_schema`)."""
+        """What the server keeps of an object of `resource` (`resolving.kind_schema`), read
+        once a run however many workers ask for it at the same time."""
         key = _schema_key(resource)
-        if key not in self.kind_schemas:
-            self.kind_schemas[key] = kind_schema(self.cluster, resource)
-        return self.kind_schemas[key]
+        if key in self.kind_schemas:  # no lock once read: entries are never replaced
+            return self.kind_schemas[key]
+        with self.schema_lock:
+            if key not in self.kind_schemas:
+                self.kind_schemas[key] = kind_schema(self.cluster, resource)
+            return self.kind_schemas[key]
 
     def facts(self, resource: ResourceInfo, stamps: bool) -> Facts:
         """What a parent of `resource` is planned with. `stamps`: its kind adds

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,36 @@ def test_sync_creates_children_and_writes_status(
         assert ref["blockOwnerDeletion"] is True
         assert "metacontroller.k8s.io/last-applied-configuration" in metadata(child)["annotations"]
     assert parent["status"] == {"observed": 2, "observedGeneration": 1}
+
+
+def test_a_converged_pass_lists_each_type_once_however_many_workers_ask(
+    backend: Backend, namespace: str, widgets: ResourceInfo, tmp_path: Path
+) -> None:
+    """Eight workers start at once and each needs the children's LIST and the parent kind's
+    schema (a LIST of its CRD): each is sent once, the others wait for it."""
+    for i in range(16):
+        backend.admin.create(widgets, parent_obj(widgets, f"w{i}", namespace))
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        name = request["parent"]["metadata"]["name"]
+        return {"status": {"ok": True}, "children": [cm(f"{name}-a"), cm(f"{name}-b")]}
+
+    with serve(sync) as hook:
+        controller = composite("widgets", widgets, [CM], {"sync": webhook(hook.url)})
+        path = write_controllers(tmp_path, controller)
+        assert run(backend, path, workers=8).converged
+        mark = backend.mark()
+        steady = run(backend, path, workers=8)
+        assert steady.converged and steady.errors == []
+        lists = backend.lists_since(mark)
+    assert backend.mutations_since(mark) == Counter()
+    assert lists == Counter(
+        {
+            widgets.group_resource: 1,
+            "configmaps": 1,
+            "customresourcedefinitions.apiextensions.k8s.io": 1,
+        }
+    ), lists
 
 
 @pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])

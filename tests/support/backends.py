@@ -52,6 +52,20 @@ class Backend:
             counts[verb] += n
         return counts
 
+    def lists_since(self, mark: Mark) -> Counter[str]:
+        """The LIST requests (each page one) the code under test sent since `mark`, by
+        group/resource (`configmaps`, `widgets.example.com`)."""
+        if self.plane is not None:
+            counts: Counter[str] = Counter()
+            for event in self.plane.audit_events()[mark.audit_events :]:
+                if event.get("verb") == "list":
+                    ref = event.get("objectRef") or {}
+                    resource, group = str(ref.get("resource")), ref.get("apiGroup")
+                    counts[f"{resource}.{group}" if group else resource] += 1
+            return counts
+        since = self.cluster.stats.snapshot() - mark.stats
+        return Counter({r: n for (verb, r), n in since.items() if verb == "list"})
+
     def mutations_since(self, mark: Mark) -> Counter[str]:
         return Counter({v: n for v, n in self.requests_since(mark).items() if v in MUTATING_VERBS})
 
