@@ -86,6 +86,11 @@ def _prepare(env: PassEnv, kind: Kind) -> list[Selected]:
     resolved = resolve(env.cluster, kind.where, named, env.kind_schema)
     kind.bind(resolved)
     owned = [n for n in named if n.owned]
+    # once a parent (target, input) type is seen to have objects, the other types are listed
+    # alongside it
+    types = [resolved.found[n.field] for n in named]
+    for first in (n for n in named if not n.owned):
+        env.snapshot.follow(resolved.found[first.field], types)
     if owned:
         declared = owned[0].field.split("[", 1)[0]  # spec.childResources
         resources = [resolved.found[n.field] for n in owned]

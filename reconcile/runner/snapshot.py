@@ -3,12 +3,17 @@ and indexed by namespace. Thread-safe: parents share it.
 
 Objects are kept as planning and the hooks need them, but without the managedFields entries a
 pass does not read (`objects.slim`): each page is slimmed as it arrives, so a pass holds the
-kept objects and one page whole, never the whole list whole."""
+kept objects and one page whole, never the whole list whole.
+
+A controller's parents are listed first, and its children's types once the parents' first page
+shows there are parents (`follow`): in the background, so that the server sends the one while
+the pass reads the other, as any client listing two types would."""
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Sequence
 
 from reconcile.cluster.protocol import Cluster, iter_pages
 from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
@@ -66,6 +71,11 @@ class Snapshot:
         self._locks: dict[ResourceInfo, threading.Lock] = {}
         # each type's objects and indexes in one entry: a parent's lookups hash the type once
         self._listings: dict[ResourceInfo, _Listing] = {}
+        # types listed in the background once a type's first objects arrive (`follow`), the
+        # threads listing them, and what one of them raised (for the type's first user)
+        self._followers: dict[ResourceInfo, list[ResourceInfo]] = {}
+        self._background: list[threading.Thread] = []
+        self._failed: dict[ResourceInfo, BaseException] = {}
 
     def _listing(self, resource: ResourceInfo) -> _Listing:
         """The type's listing, listed once per snapshot (the first caller lists, others of
@@ -78,6 +88,10 @@ class Snapshot:
         with lock:
             found = self._listings.get(resource)
             if found is None:
+                with self._lock:
+                    failed = self._failed.pop(resource, None)
+                if failed is not None:  # listed in the background, and failed there
+                    raise failed
                 items = self._list(resource)
                 if resource.kind == "Secret":
                     remember_secrets(items)  # so that no error text or log can quote them
@@ -93,8 +107,51 @@ class Snapshot:
         table = SharingTable()
         with collector_paused():
             for page in iter_pages(self._cluster, resource, page_size=self._page_size):
+                if page.items and not items:
+                    self._start_followers(resource)
                 items += [slimmed(obj, self._keep_managers, table) for obj in page.items]
         return items
+
+    def follow(self, resource: ResourceInfo, followers: Sequence[ResourceInfo]) -> None:
+        """List `followers` in the background as soon as `resource` is seen to have objects
+        (its first page, or its listing already made): a controller's children's types, to be
+        listed while its parents are. A type with no objects leads to no listing of them.
+        What a background listing raises is raised to the type's first user instead of
+        listing it again."""
+        with self._lock:
+            self._followers.setdefault(resource, []).extend(f for f in followers if f != resource)
+        listed = self._listings.get(resource)
+        if listed is not None and listed.objects:
+            self._start_followers(resource)
+
+    def _start_followers(self, resource: ResourceInfo) -> None:
+        with self._lock:
+            followers = self._followers.pop(resource, [])
+            started = {thread.name for thread in self._background}
+            for follower in dict.fromkeys(followers):
+                name = f"list {follower.group_resource}/{follower.version}"
+                if follower in self._listings or name in started:
+                    continue
+                thread = threading.Thread(
+                    target=self._list_in_background, args=(follower,), name=name, daemon=True
+                )
+                self._background.append(thread)
+                thread.start()
+
+    def _list_in_background(self, resource: ResourceInfo) -> None:
+        try:
+            self._listing(resource)
+        except BaseException as exc:  # raised to the type's first user (`_listing`)
+            with self._lock:
+                self._failed[resource] = exc
+
+    def settle(self) -> None:
+        """Wait for the background listings: at the end of a pass, so that none is counted
+        in the next."""
+        with self._lock:
+            background, self._background = self._background, []
+        for thread in background:
+            thread.join()
 
     def claim_candidates(
         self, resource: ResourceInfo, owner_uid: str, namespace: str | None

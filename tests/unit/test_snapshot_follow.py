@@ -1,0 +1,112 @@
+"""A pass's snapshot lists a controller's other types while its parents are listed
+(`Snapshot.follow`): once the parents' first page shows there are parents, in the background,
+each type still once; what a background listing raised is raised to the type's first user."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from reconcile.cluster.errors import Forbidden
+from reconcile.cluster.memory import MemoryCluster
+from reconcile.cluster.types import ObjectList, ResourceInfo
+from reconcile.runner.snapshot import Snapshot
+from tests.support.wrapped import ForwardingCluster
+
+
+class Listings(ForwardingCluster):
+    """Counts each type's LIST requests and the threads that sent them; refuses `forbidden`'s
+    LISTs as an API server refuses a user without the right."""
+
+    def __init__(self, inner: MemoryCluster, forbidden: str = "") -> None:
+        super().__init__(inner)
+        self.forbidden = forbidden
+        self.lists: Counter[str] = Counter()
+        self.threads: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def list(self, resource: ResourceInfo, **kwargs: Any) -> ObjectList:
+        with self._lock:
+            self.lists[resource.resource] += 1
+            self.threads.setdefault(resource.resource, set()).add(threading.current_thread().name)
+        if resource.resource == self.forbidden:
+            raise Forbidden(f"{resource.resource} is forbidden: cannot list", status=403)
+        return self.read(lambda: self.inner.list(resource, **kwargs))
+
+
+POD_SPEC = {"containers": [{"name": "c", "image": "x"}]}
+
+
+def cluster_with(pods: int, configmaps: int) -> MemoryCluster:
+    inner = MemoryCluster()
+    namespaces = inner.discover("v1", "namespaces")
+    inner.create(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}})
+    for kind, resource, count in (("Pod", "pods", pods), ("ConfigMap", "configmaps", configmaps)):
+        for i in range(count):
+            inner.create(
+                inner.discover("v1", resource),
+                {
+                    "apiVersion": "v1",
+                    "kind": kind,
+                    "metadata": {"name": f"{resource}-{i}", "namespace": "a"},
+                    **({"spec": POD_SPEC} if kind == "Pod" else {}),
+                },
+            )
+    return inner
+
+
+def test_the_followers_are_listed_in_the_background_once_the_parents_have_objects() -> None:
+    inner = cluster_with(pods=7, configmaps=5)
+    cluster = Listings(inner)
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    snapshot = Snapshot(cluster, page_size=2)
+    snapshot.follow(pods, [configmaps])
+
+    assert len(snapshot.objects(pods)) == 7  # four pages: the first starts the configmaps
+    snapshot.settle()
+    assert cluster.threads["configmaps"] == {"list configmaps/v1"}
+    assert len(snapshot.objects(configmaps)) == 5  # listed already: no request
+    assert cluster.lists == Counter({"pods": 4, "configmaps": 3})
+
+
+def test_a_parent_type_without_objects_leads_to_no_listing() -> None:
+    inner = cluster_with(pods=0, configmaps=3)
+    cluster = Listings(inner)
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    snapshot = Snapshot(cluster)
+    snapshot.follow(pods, [configmaps])
+    assert snapshot.objects(pods) == []
+    snapshot.settle()
+    assert cluster.lists == Counter({"pods": 1})
+
+
+def test_a_type_listed_already_starts_its_followers_when_followed() -> None:
+    inner = cluster_with(pods=2, configmaps=2)
+    cluster = Listings(inner)
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    snapshot = Snapshot(cluster)
+    snapshot.objects(pods)  # as another controller of the same parents listed them
+    snapshot.follow(pods, [pods, configmaps])  # itself among them: not listed again
+    snapshot.settle()
+    assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
+    assert cluster.threads["configmaps"] == {"list configmaps/v1"}
+
+
+def test_what_a_background_listing_raised_is_raised_to_the_types_first_user() -> None:
+    inner = cluster_with(pods=1, configmaps=1)
+    cluster = Listings(inner, forbidden="configmaps")
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    snapshot = Snapshot(cluster)
+    snapshot.follow(pods, [configmaps])
+    snapshot.objects(pods)
+    snapshot.settle()
+    assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
+    with pytest.raises(Forbidden, match="configmaps is forbidden"):
+        snapshot.objects(configmaps)  # the background's error, no second request
+    assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
+    with pytest.raises(Forbidden):  # a later user lists again, as without the background
+        snapshot.objects(configmaps)
+    assert cluster.lists["configmaps"] == 2
