@@ -18,7 +18,7 @@ import random
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
@@ -33,6 +33,7 @@ from reconcile.cluster.errors import (
     Unavailable,
     error_from_status,
 )
+from reconcile.cluster.paging import Query, decoded_page, list_query, pipelined_pages
 from reconcile.cluster.pool import connection_pool
 from reconcile.cluster.protocol import target_namespace, with_type
 from reconcile.cluster.ratelimit import AdaptiveRate, FixedRate
@@ -139,12 +140,16 @@ class LiveCluster:
         query: list[tuple[str, str]] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        raw: bool = False,
     ) -> Any:
+        """The answer decoded from JSON (None when empty), or its body as it came (`raw`)."""
         attempt = 0
         while True:
             self._budget.check(f"{method} {path}")
             try:
-                return self._send_once(verb, stats_key, method, path, query, body, content_type)
+                return self._send_once(
+                    verb, stats_key, method, path, query, body, content_type, raw
+                )
             except (TooManyRequests, Unavailable) as exc:
                 retryable = method in _READ_METHODS or isinstance(exc, TooManyRequests)
                 if not retryable or attempt >= self.options.max_retries:
@@ -178,6 +183,7 @@ class LiveCluster:
         query: list[tuple[str, str]] | None,
         body: Any,
         content_type: str,
+        raw: bool = False,
     ) -> Any:
         self._limiter.acquire(self._budget)
         self.stats.record(verb, stats_key)
@@ -225,6 +231,8 @@ class LiveCluster:
         self._limiter.record(response.status, time.monotonic() - started)
         if response.status >= 400:
             raise error_from_status(response.status, data, response.headers.get("Retry-After"))
+        if raw:
+            return data
         return json.loads(data) if data else None
 
     # -- discovery ---------------------------------------------------------------------------
@@ -305,24 +313,32 @@ class LiveCluster:
         limit: int | None = None,
         continue_token: str | None = None,
     ) -> ObjectList:
-        query: list[tuple[str, str]] = []
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
-        if limit:
-            query.append(("limit", str(limit)))
-        if continue_token:
-            query.append(("continue", continue_token))
+        query = list_query(label_selector, field_selector, limit, continue_token)
+        body = self._list_body(resource, namespace, query)
+        return decoded_page(resource, body)
+
+    def pages(
+        self,
+        resource: ResourceInfo,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+    ) -> Iterator[ObjectList]:
+        """Every page of a LIST, the next one asked for while this one is decoded
+        (`paging.pipelined_pages`): the same requests as `list` page by page."""
+
+        def fetch(token: str | None) -> bytes:
+            query = list_query(label_selector, field_selector, page_size, token)
+            return self._list_body(resource, namespace, query)
+
+        return pipelined_pages(fetch, lambda body: decoded_page(resource, body))
+
+    def _list_body(self, resource: ResourceInfo, namespace: str | None, query: Query) -> bytes:
         path = resource.path(namespace if resource.namespaced else None)
-        document = self._send("list", resource.group_resource, "GET", path, query)
-        meta = document.get("metadata") or {}
-        return ObjectList(
-            items=[with_type(resource, item) for item in document.get("items") or []],
-            resource_version=str(meta.get("resourceVersion") or ""),
-            continue_token=str(meta.get("continue") or ""),
-            remaining_item_count=meta.get("remainingItemCount"),
-        )
+        body: bytes = self._send("list", resource.group_resource, "GET", path, query, raw=True)
+        return body
 
     def get(self, resource: ResourceInfo, name: str, *, namespace: str | None = None) -> Obj:
         path = resource.path(namespace if resource.namespaced else None, quote(name, safe=""))

@@ -132,6 +132,18 @@ def iter_pages(
     field_selector: str | None = None,
     page_size: int = 500,
 ) -> Iterator[ObjectList]:
+    """Every page of a LIST: from the cluster's own `pages` when it has one (the live
+    backend's asks for the next page while this one is read), else `list` page by page."""
+    pages = getattr(cluster, "pages", None)
+    if callable(pages):
+        yield from pages(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+        )
+        return
     token: str | None = None
     while True:
         page = cluster.list(

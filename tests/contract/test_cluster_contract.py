@@ -338,10 +338,23 @@ def test_pagination_with_a_small_page_size(
     first = backend.cluster.list(cms, namespace=namespace, limit=3)
     assert len(first.items) == 3 and first.continue_token
     assert first.remaining_item_count == 4
+    mark = backend.mark()
     pages = list(iter_pages(backend.cluster, cms, namespace=namespace, page_size=3))
     assert [len(p.items) for p in pages] == [3, 3, 1]
     listed = [metadata(o)["name"] for p in pages for o in p.items]
     assert listed == names  # each object once, in key order
+    # one request a page: the live backend asks for the next while it reads this one, and
+    # asks for none past the last
+    assert backend.lists_since(mark) == {"configmaps": 3}
+    # a custom resource's List has its metadata after the items: paged the same way
+    widgets = backend.apply_crd("Widget")
+    for name in names:
+        obj = {"apiVersion": widgets.api_version, "kind": "Widget", "spec": {}}
+        backend.cluster.create(widgets, {**obj, "metadata": {"name": name, "namespace": namespace}})
+    mark = backend.mark()
+    pages = list(iter_pages(backend.cluster, widgets, namespace=namespace, page_size=2))
+    assert [metadata(o)["name"] for p in pages for o in p.items] == names
+    assert backend.lists_since(mark) == {widgets.group_resource: 4}
     assert (
         list_all(backend.cluster, cms, namespace=namespace, page_size=2).items[6]["kind"]
         == "ConfigMap"

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from reconcile.cluster import AlreadyExists, NotFound
+from reconcile.cluster import AlreadyExists, Conflict, NotFound
 from reconcile.cluster.types import Obj, ResourceInfo
 from reconcile.crds import CRD_FILES
 from reconcile.results import RunResult
@@ -44,9 +44,19 @@ def _install(backend: Backend, wanted: dict[str, Obj]) -> None:
         try:
             backend.admin.create(crds, body)
         except AlreadyExists:
-            current = backend.admin.get(crds, body["metadata"]["name"])
-            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            backend.admin.update(crds, body)
+            eventually(functools.partial(_replace, backend, crds, body))
+
+
+def _replace(backend: Backend, crds: ResourceInfo, body: Obj) -> bool:
+    """The stored CRD replaced by `body`; False when the server changed it in between (its
+    own controller writes a new CRD's status and names), to be tried again."""
+    current = backend.admin.get(crds, body["metadata"]["name"])
+    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    try:
+        backend.admin.update(crds, body)
+    except Conflict:
+        return False
+    return True
 
 
 # the least each kind's schema requires, and a command hook: a field only our CRDs declare
