@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from reconcile.cluster.errors import Unavailable
 from reconcile.cluster.protocol import with_type
 from reconcile.cluster.types import ObjectList, ResourceInfo
 
@@ -85,8 +86,16 @@ def list_query(
 
 
 def decoded_page(resource: ResourceInfo, body: bytes) -> ObjectList:
-    """A LIST answer's page, each item with its apiVersion and kind."""
-    document = json.loads(body) if body else {}
+    """A LIST answer's page, each item with its apiVersion and kind. Unavailable when the
+    answer is no List (an empty body from something between the run and the server): read
+    as an empty last page, it would end the listing with objects missing."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        document = None
+    if not isinstance(document, dict) or not isinstance(document.get("items") or [], list):
+        what = "empty" if not body.strip() else "not a JSON List"
+        raise Unavailable(f"LIST {resource.group_resource}: the answer is {what}", status=0)
     meta = document.get("metadata") or {}
     return ObjectList(
         items=[with_type(resource, item) for item in document.get("items") or []],

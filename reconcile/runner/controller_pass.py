@@ -35,6 +35,7 @@ from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.hookcall import HookCalls
 from reconcile.runner.overlaps import refuse_shared_objects
+from reconcile.runner.page_view import PageView
 from reconcile.runner.pass_env import PassEnv
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import resolve
@@ -48,6 +49,13 @@ PARENT_ERRORS = (HookError, ParentError, ApiError)
 
 def run_pass(env: PassEnv, kind: Kind) -> ControllerResult:
     """Sync every parent of one controller; what stops the controller is its result's error."""
+    try:
+        return _run_pass(env, kind)
+    finally:
+        env.snapshot.settle()  # what its background listings raised is not another's
+
+
+def _run_pass(env: PassEnv, kind: Kind) -> ControllerResult:
     result = ControllerResult(kind.name, resync_period=kind.resync_period, kind=kind.kind)
     with HookCalls(env.hooks, env.workers, env.budget) as calls:
         try:
@@ -86,16 +94,23 @@ def _prepare(env: PassEnv, kind: Kind) -> list[Selected]:
     resolved = resolve(env.cluster, kind.where, named, env.kind_schema)
     kind.bind(resolved)
     owned = [n for n in named if n.owned]
-    # once a parent (target, input) type is seen to have objects, the other types are listed
-    # alongside it
+    # once a page of a parent (target) type holds a parent the controller selects, its other
+    # types are listed alongside
     types = [resolved.found[n.field] for n in named]
     for first in (n for n in named if not n.owned):
-        env.snapshot.follow(resolved.found[first.field], types)
+        listed = resolved.found[first.field]
+        env.snapshot.follow(listed, types, functools.partial(_selects_any, env, kind, listed))
     if owned:
         declared = owned[0].field.split("[", 1)[0]  # spec.childResources
         resources = [resolved.found[n.field] for n in owned]
         refuse_shared_objects(kind.where, declared, resources, env.snapshot)
     return [s for s in kind.select(env.snapshot) if env.shard.owns(s.parent)]
+
+
+def _selects_any(env: PassEnv, kind: Kind, resource: ResourceInfo, page: list[Obj]) -> bool:
+    """Whether the controller would sync a parent among one page of `resource`'s objects."""
+    selected = kind.select(PageView(resource, page))
+    return any(not s.refused and env.shard.owns(s.parent) for s in selected)
 
 
 def _controller_failed(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reconcile.cluster.protocol import Cluster, iter_pages
 from reconcile.objects.meta import Obj, controller_ref, name_of, namespace_of
@@ -28,6 +28,10 @@ def managers_to_keep(server_side: bool) -> frozenset[str] | None:
     an object over rewrites its whole list, other managers' entries included), else none:
     client-side apply reads none of them (the last-applied annotation says what it applied)."""
     return None if server_side else frozenset()
+
+
+#: Types to list in the background, and what says a page of the followed type calls for them.
+_Follow = tuple[tuple[ResourceInfo, ...], Callable[[list[Obj]], bool]]
 
 
 class _Listing:
@@ -73,7 +77,7 @@ class Snapshot:
         self._listings: dict[ResourceInfo, _Listing] = {}
         # types listed in the background once a type's first objects arrive (`follow`), the
         # threads listing them, and what one of them raised (for the type's first user)
-        self._followers: dict[ResourceInfo, list[ResourceInfo]] = {}
+        self._follows: dict[ResourceInfo, list[_Follow]] = {}
         self._background: list[threading.Thread] = []
         self._failed: dict[ResourceInfo, BaseException] = {}
 
@@ -107,28 +111,40 @@ class Snapshot:
         table = SharingTable()
         with collector_paused():
             for page in iter_pages(self._cluster, resource, page_size=self._page_size):
-                if page.items and not items:
-                    self._start_followers(resource)
-                items += [slimmed(obj, self._keep_managers, table) for obj in page.items]
+                kept = [slimmed(obj, self._keep_managers, table) for obj in page.items]
+                if kept and resource in self._follows:
+                    self._start_followers(resource, kept)
+                items += kept
         return items
 
-    def follow(self, resource: ResourceInfo, followers: Sequence[ResourceInfo]) -> None:
-        """List `followers` in the background as soon as `resource` is seen to have objects
-        (its first page, or its listing already made): a controller's children's types, to be
-        listed while its parents are. A type with no objects leads to no listing of them.
-        What a background listing raises is raised to the type's first user instead of
-        listing it again."""
+    def follow(
+        self,
+        resource: ResourceInfo,
+        followers: Sequence[ResourceInfo],
+        wanted: Callable[[list[Obj]], bool],
+    ) -> None:
+        """List `followers` in the background as soon as `wanted` says of a page of
+        `resource`'s objects (or of its listing already made) that it holds one the caller
+        wants: a controller's other types, listed while its parents are once a parent is
+        selected. A controller that selects none lists nothing more. What a background
+        listing raises is raised to the type's first user until `settle`."""
         with self._lock:
-            self._followers.setdefault(resource, []).extend(f for f in followers if f != resource)
+            follows = self._follows.setdefault(resource, [])
+            follows.append((tuple(f for f in followers if f != resource), wanted))
         listed = self._listings.get(resource)
-        if listed is not None and listed.objects:
-            self._start_followers(resource)
+        if listed is not None:
+            self._start_followers(resource, listed.objects)
 
-    def _start_followers(self, resource: ResourceInfo) -> None:
+    def _start_followers(self, resource: ResourceInfo, objects: list[Obj]) -> None:
         with self._lock:
-            followers = self._followers.pop(resource, [])
+            follows = self._follows.get(resource, [])
+        due = [followers for followers, wanted in follows if objects and wanted(objects)]
+        if not due:
+            return
+        with self._lock:
+            self._follows[resource] = [f for f in self._follows[resource] if f[0] not in due]
             started = {thread.name for thread in self._background}
-            for follower in dict.fromkeys(followers):
+            for follower in dict.fromkeys(f for followers in due for f in followers):
                 name = f"list {follower.group_resource}/{follower.version}"
                 if follower in self._listings or name in started:
                     continue
@@ -146,12 +162,16 @@ class Snapshot:
                 self._failed[resource] = exc
 
     def settle(self) -> None:
-        """Wait for the background listings: at the end of a pass, so that none is counted
-        in the next."""
+        """Wait for the background listings, and forget what they raised: at the end of a
+        controller's pass, so that none is counted in the next pass and no failure of one is
+        another controller's (it lists the type again)."""
         with self._lock:
             background, self._background = self._background, []
         for thread in background:
             thread.join()
+        with self._lock:
+            self._failed.clear()
+            self._follows.clear()
 
     def claim_candidates(
         self, resource: ResourceInfo, owner_uid: str, namespace: str | None

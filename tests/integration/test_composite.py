@@ -123,6 +123,23 @@ def test_a_converged_pass_lists_each_type_once_however_many_workers_ask(
     ), lists
 
 
+def test_a_controller_that_selects_no_parent_lists_nothing_but_its_parents(
+    backend: Backend, namespace: str, widgets: ResourceInfo, tmp_path: Path
+) -> None:
+    """Its children's type is listed alongside its parents only once a page holds a parent
+    it selects: here none (its parentResource.labelSelector matches no Widget)."""
+    for i in range(3):
+        backend.admin.create(widgets, parent_obj(widgets, f"w{i}", namespace))
+    selector = {"matchLabels": {"team": "nobody"}}
+    parent = {"apiVersion": widgets.api_version, "resource": widgets.resource}
+    controller = composite("widgets", widgets, [CM], {"sync": webhook("http://127.0.0.1:9/")})
+    controller["spec"]["parentResource"] = {**parent, "labelSelector": selector}
+    mark = backend.mark()
+    result = run(backend, write_controllers(tmp_path, controller), workers=8)
+    assert result.errors == [] and result.converged
+    assert backend.lists_since(mark) == Counter({widgets.group_resource: 1})
+
+
 @pytest.mark.parametrize("server_side", [False, True], ids=["client-side", "server-side"])
 def test_dropped_child_is_deleted_and_changes_apply_in_place(
     backend: Backend,

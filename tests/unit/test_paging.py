@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconcile.cluster.errors import Gone
-from reconcile.cluster.paging import peek_continue, pipelined_pages
+from reconcile.cluster.errors import Gone, Unavailable
+from reconcile.cluster.memory import MemoryCluster
+from reconcile.cluster.paging import decoded_page, peek_continue, pipelined_pages
 from reconcile.cluster.types import ObjectList
 
 TOKEN = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6ODcwMiwic3RhcnQiOiIvYmVuY2gvcDAwMDAwLTJcdTAwMDAifQ"
@@ -129,3 +130,24 @@ def test_an_early_request_for_a_token_the_page_does_not_have_fails_nothing() -> 
         return ObjectList(items=page.items, continue_token=token)
 
     assert len(list(pipelined_pages(fetch, decode))) == 2
+
+
+@pytest.mark.parametrize("body", [b"", b"\n", b"null", b"[]", b'{"items": 3}', b"<html>"])
+def test_an_answer_that_is_no_list_fails_its_page_rather_than_end_the_listing(
+    body: bytes,
+) -> None:
+    """Read as an empty last page, an empty answer from a proxy would end a listing with
+    objects missing, and a Namespace would look empty to the check before it is pruned."""
+    configmaps = MemoryCluster().discover("v1", "configmaps")
+    bodies = {None: builtin_list("t1"), "t1": body}
+    pages = pipelined_pages(bodies.__getitem__, lambda b: decoded_page(configmaps, b))
+    assert len(next(pages).items) == 1
+    with pytest.raises(Unavailable, match="LIST configmaps: the answer is"):
+        next(pages)
+
+
+def test_a_list_without_items_is_an_empty_page() -> None:
+    configmaps = MemoryCluster().discover("v1", "configmaps")
+    for body in (b'{"kind":"ConfigMapList","metadata":{},"items":null}', b'{"metadata":{}}'):
+        page = decoded_page(configmaps, body)
+        assert page.items == [] and page.continue_token == ""

@@ -1,6 +1,7 @@
 """A pass's snapshot lists a controller's other types while its parents are listed
-(`Snapshot.follow`): once the parents' first page shows there are parents, in the background,
-each type still once; what a background listing raised is raised to the type's first user."""
+(`Snapshot.follow`): once a page of parents holds one the controller selects, in the
+background, each type still once; what a background listing raised is raised to the type's
+first user, until the controller's pass ends."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from reconcile.cluster.errors import Forbidden
 from reconcile.cluster.memory import MemoryCluster
-from reconcile.cluster.types import ObjectList, ResourceInfo
+from reconcile.cluster.types import Obj, ObjectList, ResourceInfo
 from reconcile.runner.snapshot import Snapshot
 from tests.support.wrapped import ForwardingCluster
 
@@ -35,6 +36,10 @@ class Listings(ForwardingCluster):
         if resource.resource == self.forbidden:
             raise Forbidden(f"{resource.resource} is forbidden: cannot list", status=403)
         return self.read(lambda: self.inner.list(resource, **kwargs))
+
+
+def ANY(page: list[Obj]) -> bool:  # noqa: N802 (a constant's name)
+    return True
 
 
 POD_SPEC = {"containers": [{"name": "c", "image": "x"}]}
@@ -63,7 +68,7 @@ def test_the_followers_are_listed_in_the_background_once_the_parents_have_object
     cluster = Listings(inner)
     pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
     snapshot = Snapshot(cluster, page_size=2)
-    snapshot.follow(pods, [configmaps])
+    snapshot.follow(pods, [configmaps], ANY)
 
     assert len(snapshot.objects(pods)) == 7  # four pages: the first starts the configmaps
     snapshot.settle()
@@ -77,7 +82,7 @@ def test_a_parent_type_without_objects_leads_to_no_listing() -> None:
     cluster = Listings(inner)
     pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
     snapshot = Snapshot(cluster)
-    snapshot.follow(pods, [configmaps])
+    snapshot.follow(pods, [configmaps], ANY)
     assert snapshot.objects(pods) == []
     snapshot.settle()
     assert cluster.lists == Counter({"pods": 1})
@@ -89,7 +94,7 @@ def test_a_type_listed_already_starts_its_followers_when_followed() -> None:
     pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
     snapshot = Snapshot(cluster)
     snapshot.objects(pods)  # as another controller of the same parents listed them
-    snapshot.follow(pods, [pods, configmaps])  # itself among them: not listed again
+    snapshot.follow(pods, [pods, configmaps], ANY)  # itself among them: not listed again
     snapshot.settle()
     assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
     assert cluster.threads["configmaps"] == {"list configmaps/v1"}
@@ -100,13 +105,58 @@ def test_what_a_background_listing_raised_is_raised_to_the_types_first_user() ->
     cluster = Listings(inner, forbidden="configmaps")
     pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
     snapshot = Snapshot(cluster)
-    snapshot.follow(pods, [configmaps])
+    snapshot.follow(pods, [configmaps], ANY)
     snapshot.objects(pods)
-    snapshot.settle()
+    background_done()  # (not `settle`: the controller's pass goes on)
     assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
     with pytest.raises(Forbidden, match="configmaps is forbidden"):
         snapshot.objects(configmaps)  # the background's error, no second request
     assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
     with pytest.raises(Forbidden):  # a later user lists again, as without the background
         snapshot.objects(configmaps)
+    assert cluster.lists["configmaps"] == 2
+
+
+def background_done() -> None:
+    for thread in threading.enumerate():
+        if thread.name.startswith("list "):
+            thread.join()
+
+
+def test_a_page_without_a_parent_the_controller_wants_leads_to_no_listing() -> None:
+    inner = cluster_with(pods=5, configmaps=2)
+    cluster = Listings(inner)
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    pages: list[list[str]] = []
+
+    def selects_pods_4(page: list[Obj]) -> bool:
+        pages.append([o["metadata"]["name"] for o in page])
+        return any(o["metadata"]["name"] == "pods-4" for o in page)
+
+    snapshot = Snapshot(cluster, page_size=2)
+    snapshot.follow(pods, [configmaps], selects_pods_4)
+    snapshot.objects(pods)
+    snapshot.settle()
+    assert pages == [["pods-0", "pods-1"], ["pods-2", "pods-3"], ["pods-4"]]
+    assert cluster.lists["configmaps"] == 1  # once pods-4's page came
+    counted = Listings(inner)
+    nobody = Snapshot(counted, page_size=2)
+    nobody.follow(pods, [configmaps], lambda page: False)  # a selector matching none
+    nobody.objects(pods)
+    nobody.settle()
+    assert counted.lists == Counter({"pods": 3})
+
+
+def test_a_background_failure_is_forgotten_when_the_controllers_pass_ends() -> None:
+    """Another controller using the type later lists it again: the failure (a moment's 503,
+    a type the first controller may not list) was not its own."""
+    inner = cluster_with(pods=1, configmaps=1)
+    cluster = Listings(inner, forbidden="configmaps")
+    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
+    snapshot = Snapshot(cluster)
+    snapshot.follow(pods, [configmaps], ANY)
+    snapshot.objects(pods)
+    snapshot.settle()  # the controller's pass ends without reading configmaps
+    cluster.forbidden = ""
+    assert len(snapshot.objects(configmaps)) == 1
     assert cluster.lists["configmaps"] == 2
