@@ -46,7 +46,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from benchmark_startup import cpu_seconds  # scripts/, this script's directory
+from benchmark_startup import (  # scripts/, this script's directory
+    cpu_seconds,
+    machine_times,
+    stolen_share,
+)
 from benchmark_steps import print_steps, step_figures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -388,6 +392,7 @@ def run_reconcile(
     webhooks are answered in that process (`run_with_hook_in_process`); with `steps_to`, the
     CPU of each step of a parent's sync is written there (benchmark_steps)."""
     before = {pid: cpu_seconds(pid) for pid in watch_pids}
+    machine_before = machine_times()
     args = [
         *args,
         "--report-format",
@@ -452,6 +457,7 @@ def run_reconcile(
         "cpu": usage.ru_utime + usage.ru_stime,
         "rss_mib": (peak[0] or usage.ru_maxrss) / 1024,
         "server_cpu": sum(cpu_seconds(pid) - before[pid] for pid in watch_pids),
+        "stolen": stolen_share(machine_before, machine_times()),
     }
 
 
@@ -472,6 +478,7 @@ def print_run(title: str, run: dict[str, Any], live: bool) -> None:
         f"  {title}: {len(report['passes'])} pass(es), process wall {run['wall']:.2f} s, "
         f"reconcile CPU {run['cpu']:.2f} s, peak RSS {run['rss_mib']:.0f} MiB"
         + (f", kube-apiserver+etcd CPU {run['server_cpu']:.2f} s" if live else "")
+        + f"; the host took {run['stolen']:.0%} of the machine's CPU time meanwhile"
     )
     for pass_ in report["passes"]:
         print(f"    pass {pass_['number']}: {describe_pass(pass_)}")
@@ -649,8 +656,10 @@ def floors(
     )
     floor.create_parents(parents)
     cold_passes = floor.run_floor(pass_shapes(cold["report"], parents, len(templates)))
+    machine_before = machine_times()
     steady = floor.pass_floor(Shape(creates_per_parent=0, events=0, status_updates=False))
     return {
+        "floor_steady_stolen": stolen_share(machine_before, machine_times()),
         "floor_cold_pass1": cold_passes[0],
         "floor_cold_run": sum(cold_passes),
         "floor_steady": steady,
@@ -734,6 +743,8 @@ def live_figures(runs: Runs) -> dict[str, float]:
         "steady_cpu": steady["cpu"],
         "cold_rss_mib": cold["rss_mib"],
         "steady_rss_mib": steady["rss_mib"],
+        "cold_stolen": cold["stolen"],
+        "steady_stolen": steady["stolen"],
     }
     for extra in ("floors", "others", "steps"):
         if extra in runs:
@@ -773,6 +784,16 @@ def print_summary(parents: int, children: int, repeats: list[dict[str, float]]) 
             f"{median['steady_run'] / median['floor_steady']:.2f}x (its pass alone "
             f"{median['steady_pass'] / median['floor_steady']:.2f}x; "
             f"target <= 1.3x); the runs' own: {own['steady']}"
+        )
+    if "steady_stolen" in median:
+        stolen = ", ".join(f"{r['steady_stolen']:.0%}" for r in repeats if "steady_stolen" in r)
+        floors = ", ".join(
+            f"{r['floor_steady_stolen']:.0%}" for r in repeats if "floor_steady_stolen" in r
+        )
+        print(
+            "  the machine's CPU time its host took for other machines (steal): "
+            f"{median['cold_stolen']:.0%} during the cold runs, during the steady runs "
+            f"{stolen}, during their floors {floors or 'not measured'}"
         )
     if "kubectl_unchanged" in median:
         print(

@@ -38,6 +38,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_times() -> tuple[int, int]:
+    """The machine's CPU time so far in clock ticks, all of it and the part its host gave to
+    other machines (`steal` in /proc/stat): (0, 0) where there is no such file."""
+    try:
+        line = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return 0, 0
+    ticks = [int(field) for field in line[1:9]]  # user nice system idle iowait irq softirq steal
+    return sum(ticks), ticks[7]
+
+
+def stolen_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the machine's CPU time between two `machine_times` its host took."""
+    total = after[0] - before[0]
+    return (after[1] - before[1]) / total if total > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class FirstRequests:
     """Medians: seconds and CPU seconds to the first request (and its line), and seconds to

@@ -5,9 +5,9 @@ Objects are kept as planning and the hooks need them, but without the managedFie
 pass does not read (`objects.slim`): each page is slimmed as it arrives, so a pass holds the
 kept objects and one page whole, never the whole list whole.
 
-A controller's parents are listed first, and its children's types once the parents' first page
-shows there are parents (`follow`): in the background, so that the server sends the one while
-the pass reads the other, as any client listing two types would."""
+A controller's parents are listed first, and its other types once a page of parents holds one
+it selects (`follow`): in the background, so that the server sends the one while the pass
+reads the other, as any client listing two types would."""
 
 from __future__ import annotations
 
@@ -75,8 +75,8 @@ class Snapshot:
         self._locks: dict[ResourceInfo, threading.Lock] = {}
         # each type's objects and indexes in one entry: a parent's lookups hash the type once
         self._listings: dict[ResourceInfo, _Listing] = {}
-        # types listed in the background once a type's first objects arrive (`follow`), the
-        # threads listing them, and what one of them raised (for the type's first user)
+        # types listed in the background once a page of a type calls for them (`follow`),
+        # the threads listing them, and what one of them raised (for the type's first user)
         self._follows: dict[ResourceInfo, list[_Follow]] = {}
         self._background: list[threading.Thread] = []
         self._failed: dict[ResourceInfo, BaseException] = {}

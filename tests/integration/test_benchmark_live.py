@@ -59,6 +59,7 @@ def test_the_live_benchmark_prints_our_runs_beside_their_floors(tmp_path: Path) 
     assert "kubectl apply -f: cold" in out
     assert "our converged run's CPU by step, per parent" in out
     assert "the raw client's CPU per parent for the same hook call and its JSON" in out
+    assert "the machine's CPU time its host took for other machines (steal)" in out
     medians = json.loads(figures.read_text())["medians"]["3"]
     for key in (
         "cold_run",
@@ -72,6 +73,8 @@ def test_the_live_benchmark_prints_our_runs_beside_their_floors(tmp_path: Path) 
         "step: plan: children completed, compared",
     ):
         assert medians[key] > 0, key
+    for key in ("cold_stolen", "steady_stolen", "floor_steady_stolen"):
+        assert 0 <= medians[key] < 1, key  # a share of the machine's time (0 off Linux)
     # the floor sends what our run sent, so it cannot take longer than the run around it
     assert medians["floor_cold_pass1"] <= medians["cold_run"]
     root = ET.fromstring(picture.read_text())
