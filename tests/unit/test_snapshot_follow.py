@@ -100,13 +100,19 @@ def test_a_type_listed_already_starts_its_followers_when_followed() -> None:
     assert cluster.threads["configmaps"] == {"list configmaps/v1"}
 
 
-def test_what_a_background_listing_raised_is_raised_to_the_types_first_user() -> None:
+def configmaps_failing_in_the_background() -> tuple[Listings, Snapshot, ResourceInfo]:
+    """Pods listed, with configmaps following them in the background, where they are refused."""
     inner = cluster_with(pods=1, configmaps=1)
     cluster = Listings(inner, forbidden="configmaps")
     pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
     snapshot = Snapshot(cluster)
     snapshot.follow(pods, [configmaps], ANY)
     snapshot.objects(pods)
+    return cluster, snapshot, configmaps
+
+
+def test_what_a_background_listing_raised_is_raised_to_the_types_first_user() -> None:
+    cluster, snapshot, configmaps = configmaps_failing_in_the_background()
     background_done()  # (not `settle`: the controller's pass goes on)
     assert cluster.lists == Counter({"pods": 1, "configmaps": 1})
     with pytest.raises(Forbidden, match="configmaps is forbidden"):
@@ -150,12 +156,7 @@ def test_a_page_without_a_parent_the_controller_wants_leads_to_no_listing() -> N
 def test_a_background_failure_is_forgotten_when_the_controllers_pass_ends() -> None:
     """Another controller using the type later lists it again: the failure (a moment's 503,
     a type the first controller may not list) was not its own."""
-    inner = cluster_with(pods=1, configmaps=1)
-    cluster = Listings(inner, forbidden="configmaps")
-    pods, configmaps = inner.discover("v1", "pods"), inner.discover("v1", "configmaps")
-    snapshot = Snapshot(cluster)
-    snapshot.follow(pods, [configmaps], ANY)
-    snapshot.objects(pods)
+    cluster, snapshot, configmaps = configmaps_failing_in_the_background()
     snapshot.settle()  # the controller's pass ends without reading configmaps
     cluster.forbidden = ""
     assert len(snapshot.objects(configmaps)) == 1
