@@ -35,10 +35,10 @@ from reconcile.objects.resource import ResourceInfo
 from reconcile.results import ControllerResult, ParentResult
 from reconcile.runner.hookcall import HookCalls
 from reconcile.runner.overlaps import refuse_shared_objects
-from reconcile.runner.page_view import PageView
 from reconcile.runner.pass_env import PassEnv
 from reconcile.runner.related import related_objects
 from reconcile.runner.resolving import resolve
+from reconcile.runner.snapshot import PageView
 
 Work = TypeVar("Work")
 Kind = ParentKind[Any, Any, Any, Any]

@@ -370,10 +370,7 @@ class RunLoop:
             from reconcile.engine.map_controller.kind import MapKind
 
             kinds += [MapKind(m) for m in loaded.map]
-        try:
-            result = PassResult(number, [run_pass(env, kind) for kind in kinds])
-        finally:
-            snapshot.settle()  # its background listings are this pass's requests
+        result = PassResult(number, [run_pass(env, kind) for kind in kinds])
         result.duration = self.clock() - started
         sent: Counter[str] = Counter()
         for (verb, _), n in (self.cluster.stats.snapshot() - before).items():

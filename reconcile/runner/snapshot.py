@@ -58,7 +58,53 @@ class _Listing:
         self.by_name: dict[tuple[str, str], Obj] | None = None  # on the first `find`
 
 
-class Snapshot:
+class _IndexedView:
+    """What a pass reads of the cluster's objects, by type (`engine.flow.View`), from each
+    type's listing and its indexes: `_listing` says where a type's listing comes from."""
+
+    def _listing(self, resource: ResourceInfo) -> _Listing:
+        raise NotImplementedError
+
+    def objects(self, resource: ResourceInfo) -> list[Obj]:
+        """Every object of the type (all namespaces)."""
+        return self._listing(resource).objects
+
+    def claim_candidates(
+        self, resource: ResourceInfo, owner_uid: str, namespace: str | None
+    ) -> list[Obj]:
+        """What a parent may claim: the objects it controls, and the orphans of its namespace
+        (all namespaces for a cluster-scoped parent). Others' objects never are."""
+        listing = self._listing(resource)
+        owned = listing.by_controller.get(owner_uid, [])
+        if namespace is None or not resource.namespaced:
+            return owned + [o for objs in listing.orphans.values() for o in objs]
+        return owned + listing.orphans.get(namespace, [])
+
+    def controlled_by(self, resource: ResourceInfo, owner_uid: str) -> list[Obj]:
+        """The objects of the type whose controller is `owner_uid`."""
+        return self._listing(resource).by_controller.get(owner_uid, [])
+
+    def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
+        return self._names(resource).get((namespace if resource.namespaced else "", name))
+
+    def _names(self, resource: ResourceInfo) -> dict[tuple[str, str], Obj]:
+        """The objects of the type by (namespace, name), indexed on the first `find` (a pass
+        that finds every child where it expects it never needs it). Threads may race to
+        build it: both build the same index."""
+        listing = self._listing(resource)
+        if listing.by_name is None:
+            listing.by_name = {(namespace_of(o), name_of(o)): o for o in listing.objects}
+        return listing.by_name
+
+    def in_namespace(self, resource: ResourceInfo, namespace: str | None) -> list[Obj]:
+        """Objects in one namespace; `None` means all (for a cluster-scoped parent)."""
+        listing = self._listing(resource)
+        if namespace is None or not resource.namespaced:
+            return listing.objects
+        return listing.by_namespace.get(namespace, [])
+
+
+class Snapshot(_IndexedView):
     """`keep_managers`: whose managedFields entries listed objects keep (the others' are
     dropped, and the field itself when no entry is left); None keeps them all."""
 
@@ -101,10 +147,6 @@ class Snapshot:
                     remember_secrets(items)  # so that no error text or log can quote them
                 found = self._listings[resource] = _Listing(items)
             return found
-
-    def objects(self, resource: ResourceInfo) -> list[Obj]:
-        """Every object of the type (all namespaces); listed once per snapshot."""
-        return self._listing(resource).objects
 
     def _list(self, resource: ResourceInfo) -> list[Obj]:
         items: list[Obj] = []
@@ -173,40 +215,21 @@ class Snapshot:
             self._failed.clear()
             self._follows.clear()
 
-    def claim_candidates(
-        self, resource: ResourceInfo, owner_uid: str, namespace: str | None
-    ) -> list[Obj]:
-        """What a parent may claim: the objects it controls, and the orphans of its namespace
-        (all namespaces for a cluster-scoped parent). Others' objects never are."""
-        listing = self._listing(resource)
-        owned = listing.by_controller.get(owner_uid, [])
-        if namespace is None or not resource.namespaced:
-            return owned + [o for objs in listing.orphans.values() for o in objs]
-        return owned + listing.orphans.get(namespace, [])
-
-    def controlled_by(self, resource: ResourceInfo, owner_uid: str) -> list[Obj]:
-        """The objects of the type whose controller is `owner_uid`."""
-        return self._listing(resource).by_controller.get(owner_uid, [])
-
-    def find(self, resource: ResourceInfo, namespace: str, name: str) -> Obj | None:
-        return self._names(resource).get((namespace if resource.namespaced else "", name))
-
-    def _names(self, resource: ResourceInfo) -> dict[tuple[str, str], Obj]:
-        """The objects of the type by (namespace, name), indexed on the first `find` (a pass
-        that finds every child where it expects it never needs it). Threads may race to
-        build it: both build the same index."""
-        listing = self._listing(resource)
-        if listing.by_name is None:
-            listing.by_name = {(namespace_of(o), name_of(o)): o for o in listing.objects}
-        return listing.by_name
-
-    def in_namespace(self, resource: ResourceInfo, namespace: str | None) -> list[Obj]:
-        """Objects in one namespace; `None` means all (for a cluster-scoped parent)."""
-        listing = self._listing(resource)
-        if namespace is None or not resource.namespaced:
-            return listing.objects
-        return listing.by_namespace.get(namespace, [])
-
     @property
     def listed(self) -> list[ResourceInfo]:
         return list(self._listings)
+
+
+class PageView(_IndexedView):
+    """One page of one type's objects as a snapshot shows them, every other type empty: what
+    a kind's `select` reads to tell whether the page holds a parent it would sync, before
+    the rest is listed (`Snapshot.follow`). Nothing is listed for it."""
+
+    _NONE = _Listing([])
+
+    def __init__(self, resource: ResourceInfo, page: list[Obj]) -> None:
+        self._resource = resource
+        self._page = _Listing(page)
+
+    def _listing(self, resource: ResourceInfo) -> _Listing:
+        return self._page if resource == self._resource else self._NONE
